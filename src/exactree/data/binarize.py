@@ -1,0 +1,107 @@
+"""Encoded columns to binary features for the solvers that split on 0/1 tests.
+
+Numeric columns give threshold tests ``x <= t``; categorical columns give equality tests
+``x == category``. A binary feature is *true* when its test holds.
+
+Threshold candidates (``thresholds=``):
+
+``"exact"`` (default)
+    every midpoint between consecutive distinct values. A tree optimal over these features is
+    optimal over the raw values: any threshold between the same two neighbours splits the data
+    identically.
+``"boundary"``
+    only midpoints whose two neighbouring values do not both hold a single, shared class
+    (Fayyad & Irani's boundary points). Exact for one split, *not* for deeper trees: a cut inside
+    a run of same-class values can be needed when other features separate the run further down
+    (``tests/data/test_binarize.py`` holds such a data set). Reported as not exact.
+
+``max_thresholds=k`` keeps at most ``k`` candidates per column, chosen at weighted quantiles;
+that also gives up the guarantee, and ``exact_`` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .encoding import Column
+
+LE, EQ = 0, 1
+
+
+def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], y[order]
+    distinct, start = np.unique(v, return_index=True)
+    if len(distinct) < 2:
+        return np.empty(0)
+    mids = (distinct[:-1] + distinct[1:]) / 2
+    if mode == "exact":
+        return mids
+    # A value is "pure" when all its rows share one class; record that class (or -1).
+    lo = np.minimum.reduceat(c, start)
+    hi = np.maximum.reduceat(c, start)
+    pure_class = np.where(lo == hi, lo, -1)
+    keep = (pure_class[:-1] < 0) | (pure_class[:-1] != pure_class[1:])
+    return mids[keep]
+
+
+def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    if len(candidates) <= k:
+        return candidates
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(w[order]) / w.sum()
+    qs = values[order][np.searchsorted(cum, np.arange(1, k + 1) / (k + 1))]
+    return np.unique(candidates[np.clip(np.searchsorted(candidates, qs), 0, len(candidates) - 1)])
+
+
+class Binarizer:
+    """Learns binary features from an encoded matrix (see :mod:`exactree.data.encoding`).
+
+    After :meth:`fit`: ``column_`` (source column of each feature), ``op_`` (``LE`` or ``EQ``),
+    ``value_`` (threshold or category code), ``names_`` and ``exact_`` (whether optimality over
+    the raw values is kept).
+    """
+
+    def __init__(self, thresholds: str = "exact", max_thresholds: int | None = None) -> None:
+        if thresholds not in ("exact", "boundary"):
+            raise ValueError(f"thresholds must be 'exact' or 'boundary', got {thresholds!r}")
+        if max_thresholds is not None and (int(max_thresholds) != max_thresholds or max_thresholds < 1):
+            raise ValueError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+
+    def fit(self, X: np.ndarray, y: np.ndarray, columns: Sequence[Column],
+            sample_weight: np.ndarray | None = None) -> Binarizer:
+        w = np.ones(len(X)) if sample_weight is None else sample_weight
+        column, op, value, names = [], [], [], []
+        self.exact_ = self.thresholds == "exact"
+        for j, col in enumerate(columns):
+            if col.is_categorical:
+                codes = range(1 if len(col.categories) == 2 else len(col.categories))
+                for code in codes if len(col.categories) > 1 else ():
+                    column.append(j), op.append(EQ), value.append(float(code))
+                    names.append(f"{col.name} == {col.categories[code]}")
+                continue
+            cands = _midpoints(X[:, j], y, self.thresholds)
+            if self.max_thresholds is not None and len(cands) > self.max_thresholds:
+                cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
+                self.exact_ = False
+            for t in cands:
+                column.append(j), op.append(LE), value.append(float(t))
+                names.append(f"{col.name} <= {t:.6g}")
+        self.column_ = np.array(column, np.int64)
+        self.op_ = np.array(op, np.int8)
+        self.value_ = np.array(value, np.float64)
+        self.names_ = names
+        return self
+
+    @property
+    def n_features_out(self) -> int:
+        return len(self.column_)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Boolean matrix ``(n_samples, n_binary_features)``."""
+        cols = X[:, self.column_]
+        return np.where(self.op_ == LE, cols <= self.value_, cols == self.value_)

@@ -1,0 +1,139 @@
+"""Raw columns (NumPy or pandas; numbers, booleans, categories, strings) to one numeric matrix.
+
+Numeric and boolean columns keep their values; categorical columns become integer codes
+``0..C-1`` into a stored category list. The same encoding is replayed at predict time, and a
+category never seen in fit is an error rather than a silent guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Column:
+    """One input column: its name and, for a categorical column, its categories in code order."""
+
+    name: str
+    categories: tuple[Any, ...] | None = None
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.categories is not None
+
+
+def _is_dataframe(X: Any) -> bool:
+    return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
+    """Split input into per-column arrays, names and 'holds non-numbers' flags."""
+    if _is_dataframe(X):
+        from pandas.api.types import is_numeric_dtype
+
+        cats = [not is_numeric_dtype(dtype) for dtype in X.dtypes]
+        arrays = [X.iloc[:, j].to_numpy(dtype=object if cat else None) for j, cat in enumerate(cats)]
+        return arrays, [str(c) for c in X.columns], cats
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    names = [f"x{j}" for j in range(X.shape[1])]
+    if X.dtype.kind in "biuf":
+        return [X[:, j] for j in range(X.shape[1])], names, [False] * X.shape[1]
+    if X.dtype.kind not in "OUS":
+        raise ValueError(f"X has unsupported dtype {X.dtype}")
+    arrays, cats = [], []
+    for j in range(X.shape[1]):
+        try:
+            arrays.append(X[:, j].astype(np.float64))
+            cats.append(False)
+        except (TypeError, ValueError):
+            arrays.append(X[:, j].astype(object))
+            cats.append(True)
+    return arrays, names, cats
+
+
+def _is_missing(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(v != v)  # NaN and NaT differ from themselves
+    except TypeError:  # pandas.NA refuses to be a bool
+        return True
+
+
+class FeatureEncoder:
+    """Learns which columns are categorical and their categories; maps input to floats.
+
+    Parameters
+    ----------
+    categorical : sequence of int or str, optional
+        Columns to treat as categorical even though they hold numbers (e.g. ordinal codes).
+        pandas ``category``/string/object columns are categorical anyway.
+    """
+
+    def __init__(self, categorical: Sequence[int | str] | None = None) -> None:
+        self.categorical = categorical
+
+    def fit_transform(self, X: Any) -> np.ndarray:
+        arrays, names, cats = _columns_of(X)
+        forced = set()
+        for c in self.categorical or ():
+            if isinstance(c, str):
+                if c not in names:
+                    raise ValueError(f"categorical column {c!r} is not in X")
+                forced.add(names.index(c))
+            elif not 0 <= int(c) < len(names):
+                raise ValueError(f"categorical column index {c} is out of range")
+            else:
+                forced.add(int(c))
+        self.columns_: list[Column] = []
+        for j, (values, name) in enumerate(zip(arrays, names)):
+            if cats[j] or j in forced:
+                values = np.asarray(values, dtype=object)
+                if any(_is_missing(v) for v in values.tolist()):
+                    raise ValueError(f"column {name!r} contains missing values")
+                dtype_cats = getattr(X.dtypes.iloc[j], "categories", None) if _is_dataframe(X) else None
+                if dtype_cats is not None:
+                    categories = tuple(dtype_cats)
+                else:
+                    try:
+                        categories = tuple(sorted(set(values.tolist())))
+                    except TypeError as e:
+                        raise ValueError(f"column {name!r} mixes values that cannot be ordered") from e
+                self.columns_.append(Column(name, categories))
+            else:
+                self.columns_.append(Column(name))
+        return self.transform(X)
+
+    def transform(self, X: Any) -> np.ndarray:
+        arrays, names, _ = _columns_of(X)
+        if len(arrays) != len(self.columns_):
+            raise ValueError(f"X has {len(arrays)} features, but the model was fitted with "
+                             f"{len(self.columns_)}")
+        n = len(arrays[0]) if arrays else 0
+        out = np.empty((n, len(arrays)), np.float64)
+        for j, (values, col) in enumerate(zip(arrays, self.columns_)):
+            if col.is_categorical:
+                index = {c: i for i, c in enumerate(col.categories)}
+                codes = [index.get(v, -1) for v in np.asarray(values, dtype=object).tolist()]
+                out[:, j] = codes
+                if n and out[:, j].min() < 0:
+                    bad = np.asarray(values, dtype=object)[out[:, j] < 0][0]
+                    raise ValueError(f"column {col.name!r} holds category {bad!r} not seen in fit")
+            else:
+                try:
+                    out[:, j] = np.asarray(values, dtype=np.float64)
+                except (TypeError, ValueError) as e:
+                    raise ValueError(f"column {col.name!r} is numeric in fit but holds non-numbers") from e
+                if not np.all(np.isfinite(out[:, j])):
+                    raise ValueError(f"column {col.name!r} contains NaN or infinity")
+        return out
+
+    @property
+    def categories_(self) -> list[tuple[Any, ...] | None]:
+        return [c.categories for c in self.columns_]

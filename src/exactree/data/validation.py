@@ -1,0 +1,53 @@
+"""Input checks shared by every estimator: each failure names the problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
+    """Weights as a float64 vector of length ``n_samples`` (ones when ``None``).
+
+    Raises ``ValueError`` for a wrong shape, NaN/inf, negative values or an all-zero vector.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples, np.float64)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError("sample_weight contains negative values")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every sample")
+    return w
+
+
+def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, y_index)``: sorted distinct labels and each row's index into them.
+
+    Accepts any hashable labels (numbers, strings). Raises for regression targets, missing
+    labels and a single class.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        raise ValueError("y must be 1-D; got a column vector, use y.ravel()")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
+        raise ValueError("y contains missing labels (None or NaN)")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    check_classification_targets(y)
+    classes, y_index = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"y contains a single class ({classes[0]!r}); a classifier needs at least two classes"
+        )
+    return classes, y_index.astype(np.int64)

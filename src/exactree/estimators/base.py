@@ -1,0 +1,112 @@
+"""The scikit-learn base every exactree classifier derives from.
+
+A subclass declares ``_parameter_constraints``, stores its parameters in a keyword-only
+``__init__``, and implements :meth:`TreeClassifierBase._solve`. Input checking, label encoding,
+categorical columns, prediction and the fit report are shared here.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
+
+from ..data import FeatureEncoder, check_sample_weight, encode_labels
+from ..data.encoding import Column, _is_dataframe
+from ..solvers.result import SolveResult
+from ..tree import export_graphviz, export_text
+
+
+class TreeClassifierBase(ClassifierMixin, BaseEstimator):
+    """Shared fit/predict plumbing for exactree classifiers.
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for DataFrames
+    with string column names), ``tree_`` (:class:`~exactree.tree.Tree`), ``objective_``,
+    ``lower_bound_``, ``upper_bound_``, ``gap_``, ``status_``, ``fit_time_``, ``stats_``.
+    """
+
+    _parameter_constraints: dict = {}
+
+    def _check_X(self, X: Any, *, reset: bool) -> Any:
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        if _is_dataframe(X):
+            if X.shape[0] == 0:
+                raise ValueError("X is empty: it has 0 samples")
+            if X.shape[1] == 0:
+                raise ValueError("X has 0 features")
+            return X
+        return check_array(X, dtype=None, ensure_all_finite=True, ensure_min_samples=1,
+                           ensure_min_features=1, input_name="X")
+
+    def _encoder(self) -> FeatureEncoder:
+        return FeatureEncoder(categorical=getattr(self, "categorical_features", None))
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeClassifierBase:
+        """Fit the tree to ``X`` (array or DataFrame) and labels ``y``."""
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        check_consistent_length(X, y)
+        self.classes_, y_index = encode_labels(y)
+        w = check_sample_weight(sample_weight, len(y_index))
+        self.encoder_ = self._encoder()
+        X_encoded = self.encoder_.fit_transform(X)
+        start = time.perf_counter()
+        result = self._solve(X_encoded, y_index, w, self.encoder_.columns_)
+        self.fit_time_ = time.perf_counter() - start
+        self._store(result)
+        return self
+
+    def _store(self, result: SolveResult) -> None:
+        tree = result.tree
+        tree.feature_names = tuple(c.name for c in self.encoder_.columns_)
+        tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c for c in self.classes_)
+        tree.categories = tuple(c.categories for c in self.encoder_.columns_)
+        self.tree_ = tree
+        self.objective_ = result.objective
+        self.lower_bound_ = result.lower_bound
+        self.upper_bound_ = result.upper_bound
+        self.gap_ = result.gap
+        self.status_ = result.status
+        self.stats_ = result.stats
+
+    @abstractmethod
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        """Solve on the encoded matrix ``X`` (categorical columns as codes), class indices ``y``."""
+
+    def _encode(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        return self.encoder_.transform(self._check_X(X, reset=False))
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index (in ``tree_``) of the leaf every row reaches."""
+        return self.tree_.apply(self._encode(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class label of every row."""
+        return self.classes_[self.tree_.predict(self._encode(X))]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
+        return self.tree_.predict_proba(self._encode(X))
+
+    def export_text(self) -> str:
+        """The fitted tree as indented text with feature and class names."""
+        check_is_fitted(self, "tree_")
+        return export_text(self.tree_)
+
+    def export_graphviz(self) -> str:
+        """The fitted tree in Graphviz DOT."""
+        check_is_fitted(self, "tree_")
+        return export_graphviz(self.tree_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+

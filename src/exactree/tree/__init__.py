@@ -1,0 +1,7 @@
+"""The flat-array :class:`Tree` every solver returns, and its exports."""
+
+from .export import export_graphviz, export_text, from_json, to_json
+from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder
+
+__all__ = ["CATEGORICAL", "LEAF", "LINEAR", "THRESHOLD", "Tree", "TreeBuilder", "export_graphviz",
+           "export_text", "from_json", "to_json"]

@@ -1,0 +1,350 @@
+"""The one tree type every exactree solver returns.
+
+A :class:`Tree` lives in the *original* feature space: its split nodes test raw column values
+(a threshold, a category, or a polynomial rule over several columns), so binarisation stays an
+internal detail of the solvers. All structure is held in flat NumPy arrays, nodes in preorder
+with the root at index 0.
+
+Node kinds
+----------
+``LEAF``
+    No children.
+``THRESHOLD``
+    Two children ``[left, right]``: left when ``x[feature] <= threshold``.
+``CATEGORICAL``
+    One child slot per category code of ``feature``: row goes to ``children[code]``. Codes are the
+    integers ``0..C-1`` of the encoded column (see ``categories``). Several slots may point at the
+    same child, so a binary test ``colour == red`` is a categorical node with two distinct children.
+``LINEAR``
+    Two children ``[left, right]``: left when ``sum_j coef_j * prod_f x[f] ** powers[j, f] <=
+    threshold``. Hyperplanes have one-hot power rows; polynomial surfaces use higher powers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+LEAF, THRESHOLD, CATEGORICAL, LINEAR = 0, 1, 2, 3
+KIND_NAMES = ("leaf", "threshold", "categorical", "linear")
+
+
+class Tree:
+    """A fitted decision tree held in flat arrays (see the module docstring for the node kinds).
+
+    Build one with :class:`TreeBuilder` rather than by hand. Arrays, all indexed by node id:
+
+    - ``kind`` (int8), ``feature`` (int64, -1 when the node tests no single column),
+      ``threshold`` (float64, NaN for leaves and categorical nodes);
+    - ``child_ptr`` (n_nodes + 1) and ``child``: node ``i``'s children are
+      ``child[child_ptr[i]:child_ptr[i + 1]]``;
+    - ``rule_ptr`` (n_nodes + 1), ``rule_coef`` (n_terms) and ``rule_powers`` (n_terms x
+      n_features): the polynomial of a LINEAR node;
+    - ``value`` (n_nodes x n_classes): weighted training class totals reaching each node;
+    - ``label`` (int64): the class index each node predicts (used at leaves).
+    """
+
+    def __init__(
+        self,
+        *,
+        kind: np.ndarray,
+        feature: np.ndarray,
+        threshold: np.ndarray,
+        child_ptr: np.ndarray,
+        child: np.ndarray,
+        value: np.ndarray,
+        label: np.ndarray,
+        n_features: int,
+        rule_ptr: np.ndarray | None = None,
+        rule_coef: np.ndarray | None = None,
+        rule_powers: np.ndarray | None = None,
+        feature_names: Sequence[str] | None = None,
+        class_names: Sequence[Any] | None = None,
+        categories: Sequence[Sequence[Any] | None] | None = None,
+    ) -> None:
+        n = len(kind)
+        self.kind = np.asarray(kind, dtype=np.int8)
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.child_ptr = np.asarray(child_ptr, dtype=np.int64)
+        self.child = np.asarray(child, dtype=np.int64)
+        self.value = np.asarray(value, dtype=np.float64)
+        self.label = np.asarray(label, dtype=np.int64)
+        self.n_features = int(n_features)
+        self.rule_ptr = np.zeros(n + 1, np.int64) if rule_ptr is None else np.asarray(rule_ptr, np.int64)
+        self.rule_coef = np.zeros(0) if rule_coef is None else np.asarray(rule_coef, np.float64)
+        self.rule_powers = (
+            np.zeros((0, self.n_features), np.int64)
+            if rule_powers is None
+            else np.asarray(rule_powers, np.int64).reshape(-1, self.n_features)
+        )
+        self.feature_names = None if feature_names is None else tuple(str(f) for f in feature_names)
+        self.class_names = None if class_names is None else tuple(class_names)
+        self.categories = None if categories is None else tuple(
+            None if c is None else tuple(c) for c in categories
+        )
+        self._check()
+
+    # ------------------------------------------------------------------ structure
+    def _check(self) -> None:
+        n = len(self.kind)
+        if n == 0:
+            raise ValueError("a tree needs at least one node")
+        for name in ("feature", "threshold", "label"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"Tree.{name} must have shape ({n},)")
+        if self.value.ndim != 2 or self.value.shape[0] != n:
+            raise ValueError(f"Tree.value must have shape ({n}, n_classes)")
+        if self.child_ptr.shape != (n + 1,) or self.child_ptr[0] != 0 or self.child_ptr[-1] != len(self.child):
+            raise ValueError("Tree.child_ptr is inconsistent with Tree.child")
+        if self.rule_ptr.shape != (n + 1,) or self.rule_ptr[-1] != len(self.rule_coef):
+            raise ValueError("Tree.rule_ptr is inconsistent with Tree.rule_coef")
+        if self.rule_powers.shape[0] != len(self.rule_coef):
+            raise ValueError("Tree.rule_powers needs one row per rule term")
+        n_children = np.diff(self.child_ptr)
+        if np.any((self.kind == LEAF) != (n_children == 0)):
+            raise ValueError("exactly the leaves must have no children")
+        binary = (self.kind == THRESHOLD) | (self.kind == LINEAR)
+        if np.any(n_children[binary] != 2):
+            raise ValueError("threshold and linear nodes need exactly two children")
+        single = (self.kind == THRESHOLD) | (self.kind == CATEGORICAL)
+        if np.any((self.feature[single] < 0) | (self.feature[single] >= self.n_features)):
+            raise ValueError("a split node tests a feature index out of range")
+        if np.any((self.label < 0) | (self.label >= self.value.shape[1])):
+            raise ValueError("Tree.label holds a class index out of range")
+        # Preorder and one parent per node: every child id is larger than its parent's id.
+        parent = np.full(n, -1)
+        for i in np.flatnonzero(n_children):
+            kids = np.unique(self.child[self.child_ptr[i] : self.child_ptr[i + 1]])
+            if np.any(kids <= i) or np.any(kids >= n) or np.any(parent[kids] >= 0):
+                raise ValueError("Tree.child does not describe a tree in preorder")
+            parent[kids] = i
+        if np.any(parent[1:] < 0):
+            raise ValueError("every node but the root needs a parent")
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.kind)
+
+    @property
+    def n_classes(self) -> int:
+        return self.value.shape[1]
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.sum(self.kind == LEAF))
+
+    @property
+    def n_splits(self) -> int:
+        """Number of branching (internal) nodes."""
+        return self.n_nodes - self.n_leaves
+
+    def children(self, node: int) -> np.ndarray:
+        """The child slots of ``node`` (a categorical node has one slot per category)."""
+        return self.child[self.child_ptr[node] : self.child_ptr[node + 1]]
+
+    @property
+    def depth(self) -> np.ndarray:
+        """Depth of every node (root 0)."""
+        d = np.zeros(self.n_nodes, np.int64)
+        for i in range(self.n_nodes):  # preorder: parents come first
+            d[np.unique(self.children(i))] = d[i] + 1
+        return d
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.depth.max())
+
+    # ------------------------------------------------------------------ prediction
+    def _check_X(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinity")
+        return X
+
+    def rule_values(self, node: int, X: np.ndarray) -> np.ndarray:
+        """Value of the polynomial rule of LINEAR ``node`` on rows ``X``."""
+        lo, hi = self.rule_ptr[node], self.rule_ptr[node + 1]
+        terms = np.prod(X[:, None, :] ** self.rule_powers[None, lo:hi, :], axis=2)
+        return terms @ self.rule_coef[lo:hi]
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf id reached by every row of the (encoded, numeric) matrix ``X``."""
+        X = self._check_X(X)
+        node = np.zeros(len(X), np.int64)
+        active = np.flatnonzero(self.kind[node] != LEAF)
+        while len(active):
+            at = node[active]
+            slot = np.zeros(len(active), np.int64)
+            kind = self.kind[at]
+            thr = kind == THRESHOLD
+            slot[thr] = X[active[thr], self.feature[at[thr]]] > self.threshold[at[thr]]
+            cat = np.flatnonzero(kind == CATEGORICAL)
+            if len(cat):
+                code = X[active[cat], self.feature[at[cat]]]
+                n_slots = self.child_ptr[at[cat] + 1] - self.child_ptr[at[cat]]
+                bad = (code != np.floor(code)) | (code < 0) | (code >= n_slots)
+                if np.any(bad):
+                    raise ValueError(
+                        f"category code {code[bad][0]!r} in column {self.feature[at[cat]][bad][0]} is "
+                        "not one the tree was fitted on"
+                    )
+                slot[cat] = code.astype(np.int64)
+            for i in np.unique(at[kind == LINEAR]):
+                rows = kind == LINEAR
+                rows &= at == i
+                slot[rows] = self.rule_values(i, X[active[rows]]) > self.threshold[i]
+            node[active] = self.child[self.child_ptr[at] + slot]
+            active = active[self.kind[node[active]] != LEAF]
+        return node
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class index predicted for every row."""
+        return self.label[self.apply(X)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Weighted training class frequencies of the leaf each row reaches.
+
+        A leaf no training weight reached predicts its label with probability one.
+        """
+        return self.leaf_proba()[self.apply(X)]
+
+    def leaf_proba(self) -> np.ndarray:
+        """Class probabilities of every node (rows of ``value`` normalised)."""
+        total = self.value.sum(axis=1, keepdims=True)
+        proba = np.divide(self.value, total, out=np.zeros_like(self.value), where=total > 0)
+        empty = total[:, 0] <= 0
+        proba[empty, self.label[empty]] = 1.0
+        return proba
+
+    # ------------------------------------------------------------------ serialisation
+    _ARRAYS = ("kind", "feature", "threshold", "child_ptr", "child", "value", "label",
+               "rule_ptr", "rule_coef", "rule_powers")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable description; :meth:`from_dict` rebuilds an equal tree."""
+        d: dict[str, Any] = {"format": "exactree.Tree/1", "n_features": self.n_features}
+        for name in self._ARRAYS:
+            d[name] = getattr(self, name).tolist()
+        d["threshold"] = [None if np.isnan(t) else t for t in self.threshold.tolist()]
+        d["feature_names"] = None if self.feature_names is None else list(self.feature_names)
+        d["class_names"] = None if self.class_names is None else [_plain(c) for c in self.class_names]
+        d["categories"] = None if self.categories is None else [
+            None if c is None else [_plain(v) for v in c] for c in self.categories
+        ]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Tree:
+        if d.get("format") != "exactree.Tree/1":
+            raise ValueError("not an exactree tree description (missing format 'exactree.Tree/1')")
+        arrays = {name: np.asarray(d[name]) for name in cls._ARRAYS}
+        arrays["threshold"] = np.array([np.nan if t is None else t for t in d["threshold"]], np.float64)
+        arrays["value"] = np.asarray(d["value"], np.float64).reshape(len(d["kind"]), -1)
+        return cls(**arrays, n_features=d["n_features"], feature_names=d.get("feature_names"),
+                   class_names=d.get("class_names"), categories=d.get("categories"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        return (
+            self.n_features == other.n_features
+            and all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=a == "threshold")
+                    for a in self._ARRAYS if a != "rule_powers")
+            and np.array_equal(self.rule_powers, other.rule_powers)
+            and (self.feature_names, self.class_names, self.categories)
+            == (other.feature_names, other.class_names, other.categories)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, max_depth={self.max_depth}, "
+                f"n_features={self.n_features}, n_classes={self.n_classes})")
+
+
+def _plain(v: Any) -> Any:
+    """NumPy scalars become Python scalars so JSON can hold them."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class TreeBuilder:
+    """Collects nodes in any order and emits a :class:`Tree` in preorder.
+
+    >>> b = TreeBuilder(n_features=1, n_classes=2)
+    >>> left, right = b.leaf([3, 0], 0), b.leaf([0, 2], 1)
+    >>> root = b.threshold(0, 0.5, [left, right], [3, 2], 0)
+    >>> b.build(root).n_leaves
+    2
+    """
+
+    def __init__(self, n_features: int, n_classes: int) -> None:
+        self.n_features, self.n_classes = n_features, n_classes
+        self._nodes: list[tuple[int, int, float, list[int], np.ndarray, int, Any]] = []
+
+    def _add(self, kind: int, feature: int, threshold: float, children: Sequence[int],
+             value: Sequence[float], label: int, rule: Any = None) -> int:
+        value = np.asarray(value, np.float64)
+        if value.shape != (self.n_classes,):
+            raise ValueError(f"node value must have {self.n_classes} entries")
+        self._nodes.append((kind, int(feature), float(threshold), [int(c) for c in children],
+                            value, int(label), rule))
+        return len(self._nodes) - 1
+
+    def leaf(self, value: Sequence[float], label: int) -> int:
+        return self._add(LEAF, -1, np.nan, [], value, label)
+
+    def threshold(self, feature: int, threshold: float, children: Sequence[int],
+                  value: Sequence[float], label: int) -> int:
+        """Left child (``children[0]``) when ``x[feature] <= threshold``."""
+        return self._add(THRESHOLD, feature, threshold, children, value, label)
+
+    def categorical(self, feature: int, children: Sequence[int], value: Sequence[float],
+                    label: int) -> int:
+        """``children[c]`` is the node for category code ``c`` of ``feature``."""
+        return self._add(CATEGORICAL, feature, np.nan, children, value, label)
+
+    def linear(self, coef: Sequence[float], powers: Any, threshold: float, children: Sequence[int],
+               value: Sequence[float], label: int) -> int:
+        """Left when ``sum_j coef[j] * prod_f x[f] ** powers[j, f] <= threshold``."""
+        powers = np.asarray(powers, np.int64).reshape(len(coef), self.n_features)
+        return self._add(LINEAR, -1, threshold, children, value, label,
+                         (np.asarray(coef, np.float64), powers))
+
+    def build(self, root: int, **names: Any) -> Tree:
+        """The subtree under ``root`` as a :class:`Tree`; ``names`` go to the Tree constructor."""
+        order: list[int] = []
+        stack = [root]
+        while stack:  # iterative preorder, children visited left to right
+            i = stack.pop()
+            order.append(i)
+            kids = list(dict.fromkeys(self._nodes[i][3]))
+            stack.extend(reversed(kids))
+        new_id = {old: new for new, old in enumerate(order)}
+        if len(new_id) != len(order):
+            raise ValueError("a node was reached twice: the nodes do not form a tree")
+        kind, feature, threshold, child, ptr, rule_coef, rule_powers, rule_ptr = [], [], [], [], [0], [], [], [0]
+        for i in order:
+            k, f, t, kids, _, _, rule = self._nodes[i]
+            kind.append(k)
+            feature.append(f)
+            threshold.append(t)
+            child.extend(new_id[c] for c in kids)
+            ptr.append(len(child))
+            if rule is not None:
+                rule_coef.extend(rule[0])
+                rule_powers.extend(rule[1])
+            rule_ptr.append(len(rule_coef))
+        return Tree(
+            kind=np.array(kind), feature=np.array(feature), threshold=np.array(threshold),
+            child_ptr=np.array(ptr), child=np.array(child, np.int64),
+            value=np.array([self._nodes[i][4] for i in order]).reshape(len(order), self.n_classes),
+            label=np.array([self._nodes[i][5] for i in order]),
+            rule_ptr=np.array(rule_ptr), rule_coef=np.array(rule_coef, np.float64),
+            rule_powers=np.array(rule_powers, np.int64).reshape(-1, self.n_features),
+            n_features=self.n_features, **names,
+        )
