@@ -1,0 +1,10 @@
+"""BRANCHES (Chaouki et al.): optimal sparse trees with native multiway categorical splits.
+
+Minimises ``weighted misclassification rate + penalty * (number of splits)`` by best-first value
+iteration over branches with purification bounds, Bellman updates and a memo of branches in
+canonical (sorted-literal) form, and proves optimality when the root branch becomes complete.
+"""
+
+from .search import FeatureMap, solve
+
+__all__ = ["FeatureMap", "solve"]

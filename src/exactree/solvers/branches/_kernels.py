@@ -1,0 +1,465 @@
+"""Numba kernels of the BRANCHES search (best-first value iteration over branches).
+
+Everything is in *minimisation* form and in units of sample weight: a leaf costs the weight it
+misclassifies, a split costs ``lam_w = penalty * total_weight``. The paper's return ``R(l)`` (an
+upper bound on regularised accuracy) becomes ``lb(l)``, a lower bound on the optimal subtree cost
+of branch ``l``; the purification bound ``R(l) = max(H(l), P(l) - lambda)`` becomes
+``lb(l) = min(leaf(l), lam_w)``.
+
+The search state lives in flat arrays so that a call can stop at any iteration (iteration budget
+for the anytime time limit, or full arrays) and the Python driver can grow them and resume:
+
+``nd_i[node]``  int64 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
+                (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf),
+                ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
+``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, then the class weights;
+``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words);
+``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``;
+``ac_f[a]``     ``Q`` (lower bound on the action's cost) and ``RET`` (lam_w plus the exact cost of
+                its complete children, the paper's "return_complete").
+
+Children that are complete when created (empty, pure enough that ``leaf <= lam_w``, or at the
+depth limit) are leaves of every optimal subtree and are never stored; only incomplete children
+get a node, and a memo (open addressing on the hash, full literal comparison on a hit) makes a
+branch reached by different split orders one node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+# nd_i columns
+LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
+N_INT_FIELDS = 6
+# nd_f columns (class weights follow)
+LEAF, LB, UB = 0, 1, 2
+N_FLOAT_FIELDS = 3
+# ac_i / ac_f columns
+FEAT, CS, NINC = 0, 1, 2
+Q, RET = 0, 1
+# flags
+COMPLETE, EXPANDED = 1, 2
+# ctr entries
+C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP = range(9)
+N_COUNTERS = 9
+# return codes of run()
+DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """LLVM ``ctpop`` on a uint64 (Numba has no built-in popcount)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _find(h, l, g, nd_i, lit_store, ht_key, ht_val):
+    """Node holding the branch ``literals(l) + {g}`` (hash ``h``), or -1."""
+    mask = np.uint64(ht_key.shape[0] - 1)
+    idx = np.int64(h & mask)
+    ls, dl = nd_i[l, LS], nd_i[l, DEP]
+    while ht_val[idx] >= 0:
+        if ht_key[idx] == h:
+            c = ht_val[idx]
+            if nd_i[c, DEP] == dl + 1:
+                cs = nd_i[c, LS]
+                i = 0
+                gdone = False
+                ok = True
+                for t in range(dl + 1):
+                    if not gdone and (i >= dl or g < lit_store[ls + i]):
+                        e = g
+                        gdone = True
+                    else:
+                        e = lit_store[ls + i]
+                        i += 1
+                    if lit_store[cs + t] != e:
+                        ok = False
+                        break
+                if ok:
+                    return c
+        idx = np.int64((np.uint64(idx) + np.uint64(1)) & mask)
+    return -1
+
+
+@njit(cache=True)
+def _insert(h, c, ht_key, ht_val):
+    mask = np.uint64(ht_key.shape[0] - 1)
+    idx = np.int64(h & mask)
+    while ht_val[idx] >= 0:
+        idx = np.int64((np.uint64(idx) + np.uint64(1)) & mask)
+    ht_key[idx] = h
+    ht_val[idx] = c
+
+
+@njit(cache=True)
+def rehash(nd_h, n_nodes, ht_key, ht_val):
+    """Fill a fresh (all ``-1``) table with the first ``n_nodes`` nodes."""
+    for c in range(n_nodes):
+        _insert(nd_h[c], c, ht_key, ht_val)
+
+
+@njit(cache=True)
+def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
+            lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
+            ctr, S, SK, nzw, used, cnt, icnt, tmpc):
+    """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
+    q = card.shape[0]
+    K = cls_bits.shape[0]
+    n_words = lit_bits.shape[1]
+    ls, dep = nd_i[l, LS], nd_i[l, DEP]
+    ctr[C_EXPANSIONS] += 1
+    for f in range(q):
+        used[f] = False
+    for t in range(dep):
+        used[lit_feat[lit_store[ls + t]]] = True
+    # Support of the branch as a bitset; keep only its nonzero words.
+    nnz = 0
+    for wi in range(n_words):
+        s = allmask[wi]
+        for t in range(dep):
+            s &= lit_bits[lit_store[ls + t], wi]
+        if s != 0:
+            S[nnz] = s
+            nzw[nnz] = wi
+            nnz += 1
+    # Class weights of every child branch l & (x_f = j) of every unused feature f.
+    if weighted:
+        for f in range(q):
+            if used[f]:
+                continue
+            for g in range(lit_off[f], lit_off[f + 1]):
+                for k in range(K):
+                    cnt[g, k] = 0.0
+        for i in range(nnz):
+            word = S[i]
+            while word != 0:
+                low = word & (~word + np.uint64(1))
+                r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
+                word ^= low
+                yr, wr = y[r], w[r]
+                for f in range(q):
+                    if not used[f]:
+                        cnt[lit_off[f] + Z[r, f], yr] += wr
+    else:
+        # Popcounts of (support & class & literal); category 0 by subtraction from the parent.
+        for i in range(nnz):
+            for k in range(K - 1):
+                SK[k, i] = S[i] & cls_bits[k, nzw[i]]
+        parent = np.empty(K, np.int64)
+        for k in range(K):
+            parent[k] = np.int64(np.round(nd_f[l, N_FLOAT_FIELDS + k] / w0))
+        for f in range(q):
+            if used[f]:
+                continue
+            base = lit_off[f]
+            for k in range(K):
+                icnt[k] = parent[k]
+            for g in range(base + 1, lit_off[f + 1]):
+                tot = 0
+                for k in range(K - 1):
+                    icnt[K + k] = 0
+                for i in range(nnz):
+                    lw = lit_bits[g, nzw[i]]
+                    tot += np.int64(_popcount(S[i] & lw))
+                    for k in range(K - 1):
+                        icnt[K + k] += np.int64(_popcount(SK[k, i] & lw))
+                acc = 0
+                for k in range(K - 1):
+                    cnt[g, k] = icnt[K + k] * w0
+                    icnt[k] -= icnt[K + k]
+                    acc += icnt[K + k]
+                cnt[g, K - 1] = (tot - acc) * w0
+                icnt[K - 1] -= tot - acc
+            for k in range(K):
+                cnt[base, k] = icnt[k] * w0
+
+    leaf_l = nd_f[l, LEAF]
+    child_dep = dep + 1
+    children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
+    astart = ctr[C_ACTS]
+    na = 0
+    minq = np.inf
+    best = -1
+    ub_best = nd_f[l, UB]
+    uba = nd_i[l, UBA]
+    hl = nd_h[l]
+    for f in range(q):
+        if used[f]:
+            continue
+        base, top = lit_off[f], lit_off[f + 1]
+        nonempty = 0
+        for g in range(base, top):
+            tot = 0.0
+            for k in range(K):
+                tot += cnt[g, k]
+            if tot > 0.0:
+                nonempty += 1
+        if nonempty < 2:  # every row takes one branch: same data, one feature fewer, +lam_w
+            continue
+        ret = lam_w
+        qv = lam_w
+        ubv = lam_w
+        ninc = 0
+        pruned = False
+        for g in range(base, top):
+            tot = 0.0
+            mx = 0.0
+            for k in range(K):
+                v = cnt[g, k]
+                tot += v
+                if v > mx:
+                    mx = v
+            if tot <= 0.0:
+                continue
+            lc = tot - mx
+            if children_are_leaves or lc <= lam_w + tol:
+                ret += lc
+                qv += lc
+                ubv += lc
+            else:
+                h = hl ^ zob[g]
+                c = _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
+                if c >= 0:
+                    ctr[C_HITS] += 1
+                    if nd_i[c, FLG] & COMPLETE:
+                        v = nd_f[c, LB]
+                        ret += v
+                        qv += v
+                        ubv += v
+                    else:
+                        qv += nd_f[c, LB]
+                        ubv += nd_f[c, UB]
+                        tmpc[ninc] = c
+                        ninc += 1
+                else:
+                    qv += lam_w
+                    ubv += lc
+                    tmpc[ninc] = -1 - g
+                    ninc += 1
+            if qv >= leaf_l - tol:  # never better than stopping here: drop the action
+                pruned = True
+                break
+        if pruned:
+            ctr[C_PRUNED] += 1
+            continue
+        a = ctr[C_ACTS]
+        ctr[C_ACTS] += 1
+        cs = ctr[C_CH]
+        for t in range(ninc):
+            c = tmpc[t]
+            if c < 0:
+                g = -1 - c
+                c = ctr[C_NODES]
+                ctr[C_NODES] += 1
+                # literals of the child: those of l with g inserted in order
+                start = ctr[C_LITS]
+                i = 0
+                gdone = False
+                for u in range(dep + 1):
+                    if not gdone and (i >= dep or g < lit_store[ls + i]):
+                        lit_store[start + u] = g
+                        gdone = True
+                    else:
+                        lit_store[start + u] = lit_store[ls + i]
+                        i += 1
+                ctr[C_LITS] += dep + 1
+                nd_i[c, LS] = start
+                nd_i[c, DEP] = dep + 1
+                nd_i[c, UBA] = -1
+                nd_i[c, FLG] = 0
+                nd_i[c, AS] = 0
+                nd_i[c, NA] = 0
+                tot = 0.0
+                mx = 0.0
+                for k in range(K):
+                    v = cnt[g, k]
+                    nd_f[c, N_FLOAT_FIELDS + k] = v
+                    tot += v
+                    if v > mx:
+                        mx = v
+                nd_f[c, LEAF] = tot - mx
+                nd_f[c, LB] = lam_w  # purification bound: leaf > lam_w here
+                nd_f[c, UB] = tot - mx
+                h = hl ^ zob[g]
+                nd_h[c] = h
+                _insert(h, c, ht_key, ht_val)
+                if dep + 1 > ctr[C_MAXDEP]:
+                    ctr[C_MAXDEP] = dep + 1
+            ch[cs + t] = c
+        ctr[C_CH] += ninc
+        ac_i[a, FEAT] = f
+        ac_i[a, CS] = cs
+        ac_i[a, NINC] = ninc
+        ac_f[a, Q] = qv
+        ac_f[a, RET] = ret
+        na += 1
+        if qv < minq:
+            minq = qv
+            best = a
+        if ubv < ub_best:
+            ub_best = ubv
+            uba = a
+    nd_i[l, AS] = astart
+    nd_i[l, NA] = na
+    nd_i[l, FLG] |= EXPANDED
+    if best < 0 or leaf_l <= minq + tol:
+        nd_f[l, LB] = leaf_l
+        nd_f[l, UB] = leaf_l
+        nd_i[l, UBA] = -1
+        nd_i[l, FLG] |= COMPLETE
+    elif ac_i[best, NINC] == 0:
+        nd_f[l, LB] = minq
+        nd_f[l, UB] = minq
+        nd_i[l, UBA] = best
+        nd_i[l, FLG] |= COMPLETE
+    else:
+        nd_f[l, LB] = minq
+        nd_f[l, UB] = ub_best
+        nd_i[l, UBA] = uba
+
+
+@njit(cache=True)
+def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
+    """Bellman update of action ``a`` of branch ``p`` and of ``p`` itself (BACKPROPAGATION)."""
+    if nd_i[p, FLG] & COMPLETE:
+        return
+    cs, ninc = ac_i[a, CS], ac_i[a, NINC]
+    ret = ac_f[a, RET]
+    t = 0
+    while t < ninc:  # fold children that became complete into the exact part
+        c = ch[cs + t]
+        if nd_i[c, FLG] & COMPLETE:
+            ret += nd_f[c, LB]
+            ch[cs + t] = ch[cs + ninc - 1]
+            ch[cs + ninc - 1] = c
+            ninc -= 1
+        else:
+            t += 1
+    qv = ret
+    ubv = ret
+    for t in range(ninc):
+        c = ch[cs + t]
+        qv += nd_f[c, LB]
+        ubv += nd_f[c, UB]
+    ac_i[a, NINC] = ninc
+    ac_f[a, RET] = ret
+    ac_f[a, Q] = qv
+    if ubv < nd_f[p, UB]:
+        nd_f[p, UB] = ubv
+        nd_i[p, UBA] = a
+    minq = np.inf
+    best = -1
+    for b in range(nd_i[p, AS], nd_i[p, AS] + nd_i[p, NA]):
+        if ac_f[b, Q] < minq:
+            minq = ac_f[b, Q]
+            best = b
+    leaf_p = nd_f[p, LEAF]
+    if best < 0 or leaf_p <= minq + tol:
+        nd_f[p, LB] = leaf_p
+        nd_f[p, UB] = leaf_p
+        nd_i[p, UBA] = -1
+        nd_i[p, FLG] |= COMPLETE
+    elif ac_i[best, NINC] == 0:
+        nd_f[p, LB] = minq
+        nd_f[p, UB] = minq
+        nd_i[p, UBA] = best
+        nd_i[p, FLG] |= COMPLETE
+    elif minq > nd_f[p, LB]:
+        nd_f[p, LB] = minq
+
+
+@njit(cache=True)
+def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
+        tol, max_depth, child_rule, max_iter, max_nodes, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f,
+        ch, ht_key, ht_val, ctr):
+    """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
+    ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
+    next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
+
+    ``child_rule`` picks the incomplete child to descend into: 0 the one with the least
+    correctly classified weight (the paper's lowest ``H``), 1 the largest bound gap
+    ``ub - lb``, 2 the largest support.
+    """
+    q = card.shape[0]
+    K = cls_bits.shape[0]
+    n_words = lit_bits.shape[1]
+    G = lit_feat.shape[0]
+    S = np.empty(n_words, np.uint64)
+    SK = np.empty((max(K - 1, 1), n_words), np.uint64)
+    nzw = np.empty(n_words, np.int64)
+    used = np.empty(q, np.bool_)
+    cnt = np.zeros((G, K), np.float64)
+    icnt = np.empty(2 * K, np.int64)
+    tmpc = np.empty(G + 1, np.int64)
+    pn = np.empty(q + 2, np.int64)
+    pa = np.empty(q + 2, np.int64)
+    it = 0
+    while it < max_iter:
+        if nd_i[0, FLG] & COMPLETE:
+            return DONE
+        n_nodes = ctr[C_NODES]
+        if (n_nodes + G + 1 > nd_i.shape[0] or 2 * (n_nodes + G + 1) > ht_key.shape[0]
+                or ctr[C_LITS] + G * (ctr[C_MAXDEP] + 2) > lit_store.shape[0]
+                or ctr[C_ACTS] + q + 1 > ac_i.shape[0] or ctr[C_CH] + G + 1 > ch.shape[0]):
+            return GROW
+        if max_nodes > 0 and n_nodes + G + 1 > max_nodes:
+            return NODE_LIMIT
+        it += 1
+        ctr[C_ITERS] += 1
+        # SELECTION: best action (lowest lower bound) at every level, then one incomplete child.
+        l = 0
+        plen = 0
+        while True:
+            if not (nd_i[l, FLG] & EXPANDED):
+                _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
+                        weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
+                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc)
+                break
+            best = -1
+            minq = np.inf
+            for b in range(nd_i[l, AS], nd_i[l, AS] + nd_i[l, NA]):
+                if ac_f[b, Q] < minq:
+                    minq = ac_f[b, Q]
+                    best = b
+            pn[plen] = l
+            pa[plen] = best
+            plen += 1
+            pick = -1
+            score = -np.inf
+            for t in range(ac_i[best, CS], ac_i[best, CS] + ac_i[best, NINC]):
+                c = ch[t]
+                if nd_i[c, FLG] & COMPLETE:
+                    continue
+                if child_rule == 0:
+                    tot = 0.0
+                    for k in range(K):
+                        tot += nd_f[c, N_FLOAT_FIELDS + k]
+                    s = -(tot - nd_f[c, LEAF])
+                elif child_rule == 1:
+                    s = nd_f[c, UB] - nd_f[c, LB]
+                else:
+                    s = 0.0
+                    for k in range(K):
+                        s += nd_f[c, N_FLOAT_FIELDS + k]
+                if s > score:
+                    score = s
+                    pick = c
+            if pick < 0:  # children completed through another parent: just refresh
+                break
+            l = pick
+        # BACKPROPAGATION along the path, deepest first.
+        for d in range(plen - 1, -1, -1):
+            _update(pn[d], pa[d], tol, nd_i, nd_f, ac_i, ac_f, ch)
+    if nd_i[0, FLG] & COMPLETE:
+        return DONE
+    return BUDGET

@@ -1,0 +1,261 @@
+"""Python driver of the BRANCHES search: data layout, growable state, anytime loop, tree output.
+
+The solver works on *solver features*: integer-coded columns ``Z[:, f]`` in ``0..card[f]-1``.
+A categorical column is one solver feature (one child per category); a numeric column gives one
+binary solver feature per threshold ``t`` (code 0 when ``x <= t``, code 1 otherwise). The tree
+handed back is in the original feature space: CATEGORICAL nodes for the former, THRESHOLD nodes
+for the latter.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...tree import Tree, TreeBuilder
+from ..result import NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveResult
+from . import _kernels as K
+
+_SEED = 0x5EED_B4A7C4E5
+
+
+@dataclass
+class FeatureMap:
+    """Where each solver feature comes from: ``column[f]`` of the encoded matrix, and
+    ``threshold[f]`` (NaN for a categorical column, else the binary test ``x <= threshold``)."""
+
+    column: np.ndarray
+    threshold: np.ndarray
+    n_columns: int
+
+
+def _bits(mask: np.ndarray, n_words: int) -> np.ndarray:
+    """Rows of a boolean matrix ``(m, n)`` packed into ``(m, n_words)`` uint64 bitsets."""
+    m, n = mask.shape
+    padded = np.zeros((m, n_words * 64), np.bool_)
+    padded[:, :n] = mask
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64).reshape(m, n_words)
+
+
+class _State:
+    """The growable search arrays (see :mod:`._kernels` for their layout)."""
+
+    def __init__(self, n_classes: int, n_nodes: int, n_lits: int, n_acts: int, n_ch: int) -> None:
+        self.nd_i = np.zeros((n_nodes, K.N_INT_FIELDS), np.int64)
+        self.nd_f = np.zeros((n_nodes, K.N_FLOAT_FIELDS + n_classes), np.float64)
+        self.nd_h = np.zeros(n_nodes, np.uint64)
+        self.lit_store = np.zeros(n_lits, np.int64)
+        self.ac_i = np.zeros((n_acts, 3), np.int64)
+        self.ac_f = np.zeros((n_acts, 2), np.float64)
+        self.ch = np.zeros(n_ch, np.int64)
+        size = 1 << max(4, int(math.ceil(math.log2(4 * n_nodes))))
+        self.ht_key = np.zeros(size, np.uint64)
+        self.ht_val = np.full(size, -1, np.int64)
+        self.ctr = np.zeros(K.N_COUNTERS, np.int64)
+
+    def arrays(self) -> tuple:
+        return (self.nd_i, self.nd_f, self.nd_h, self.lit_store, self.ac_i, self.ac_f, self.ch,
+                self.ht_key, self.ht_val, self.ctr)
+
+    @staticmethod
+    def _grown(a: np.ndarray, need: int) -> np.ndarray:
+        if need <= a.shape[0]:
+            return a
+        new = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
+        new[: a.shape[0]] = a
+        return new
+
+    def grow(self, G: int, q: int) -> None:
+        c = self.ctr
+        need_nodes = int(c[K.C_NODES]) + G + 1
+        self.nd_i = self._grown(self.nd_i, need_nodes)
+        self.nd_f = self._grown(self.nd_f, need_nodes)
+        self.nd_h = self._grown(self.nd_h, need_nodes)
+        self.lit_store = self._grown(self.lit_store, int(c[K.C_LITS]) + G * (int(c[K.C_MAXDEP]) + 2))
+        self.ac_i = self._grown(self.ac_i, int(c[K.C_ACTS]) + q + 1)
+        self.ac_f = self._grown(self.ac_f, int(c[K.C_ACTS]) + q + 1)
+        self.ch = self._grown(self.ch, int(c[K.C_CH]) + G + 1)
+        if 2 * need_nodes > self.ht_key.shape[0]:
+            size = self.ht_key.shape[0]
+            while 2 * need_nodes > size:
+                size *= 4
+            self.ht_key = np.zeros(size, np.uint64)
+            self.ht_val = np.full(size, -1, np.int64)
+            K.rehash(self.nd_h, int(c[K.C_NODES]), self.ht_key, self.ht_val)
+
+    def find(self, lits: tuple[int, ...], zob: np.ndarray) -> int:
+        """Node id of the branch with these sorted literals, or -1."""
+        h = 0
+        for g in lits:
+            h ^= int(zob[g])
+        mask = self.ht_key.shape[0] - 1
+        idx = h & mask
+        while self.ht_val[idx] >= 0:
+            c = int(self.ht_val[idx])
+            if int(self.ht_key[idx]) == h and self.nd_i[c, K.DEP] == len(lits):
+                start = self.nd_i[c, K.LS]
+                if tuple(self.lit_store[start : start + len(lits)].tolist()) == lits:
+                    return c
+            idx = (idx + 1) & mask
+        return -1
+
+
+def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
+          penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
+          max_branches: int | None = None, feature_map: FeatureMap | None = None,
+          child_rule: int = 0) -> SolveResult:
+    """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
+
+    Parameters
+    ----------
+    Z : (n, q) integer codes of the solver features, ``0 <= Z[:, f] < card[f]``.
+    card : (q,) number of categories of each solver feature (one child per category).
+    y, w : class indices ``0..n_classes-1`` and non-negative sample weights.
+    penalty : the paper's lambda, the cost of one split (``0 <= penalty <= 1``).
+    max_depth : optional limit on the number of splits along any root-to-leaf path.
+    time_limit : seconds; the search stops there with the best tree found and a proven
+        lower bound (status ``"time_limit"``).
+    max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
+    feature_map : how solver features map to the original columns (default: solver feature
+        ``f`` is categorical column ``f``).
+    child_rule : which incomplete child the selection descends into (see ``_kernels.run``).
+
+    The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
+    reported in the returned :class:`~exactree.solvers.result.SolveResult`.
+    """
+    Z = np.ascontiguousarray(Z, dtype=np.int32)
+    card = np.ascontiguousarray(card, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    n, q = Z.shape
+    if not 0.0 <= penalty <= 1.0:
+        raise ValueError(f"penalty must be in [0, 1], got {penalty!r}")
+    if card.shape != (q,) or np.any(card < 1):
+        raise ValueError("card must give a positive category count for every column of Z")
+    if n and (np.any(Z < 0) or np.any(Z >= card[None, :])):
+        raise ValueError("Z holds a code outside 0..card-1")
+    if feature_map is None:
+        feature_map = FeatureMap(np.arange(q), np.full(q, np.nan), q)
+    start_time = time.perf_counter()
+
+    total = float(w.sum())
+    lam_w = penalty * total
+    tol = 1e-9 * max(total, 1.0)
+    weighted = bool(np.any(w != w[0]))
+    w0 = float(w[0])
+    lit_off = np.zeros(q + 1, np.int64)
+    lit_off[1:] = np.cumsum(card)
+    G = int(lit_off[-1])
+    lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
+    n_words = max(1, (n + 63) // 64)
+    lit_codes = np.arange(G) - lit_off[lit_feat]
+    lit_bits = _bits((Z.T[lit_feat] == lit_codes[:, None]) if q else np.zeros((0, n), bool), n_words)
+    cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
+    allmask = _bits(np.ones((1, n), bool), n_words)[0]
+    rng = np.random.default_rng(_SEED)
+    zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
+    zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
+
+    st = _State(n_classes, 1024 + 4 * G, 4096 + 8 * G, 256 + 4 * q, 1024 + 4 * G)
+    counts = np.bincount(y, weights=w, minlength=n_classes)
+    leaf = float(counts.sum() - counts.max())
+    st.nd_i[0] = (0, 0, -1, 0, 0, 0)
+    st.nd_f[0, : K.N_FLOAT_FIELDS] = (leaf, min(leaf, lam_w), leaf)
+    st.nd_f[0, K.N_FLOAT_FIELDS :] = counts
+    if leaf <= lam_w + tol or q == 0 or max_depth == 0:
+        st.nd_f[0, K.LB] = leaf
+        st.nd_i[0, K.FLG] = K.COMPLETE | K.EXPANDED
+    K._insert(np.uint64(0), 0, st.ht_key, st.ht_val)
+    st.ctr[K.C_NODES] = 1
+
+    md = -1 if max_depth is None else int(max_depth)
+    max_nodes = 0 if max_branches is None else int(max_branches)
+    deadline = None if time_limit is None else start_time + float(time_limit)
+    chunk = 1 << 60 if deadline is None else 16
+    while True:
+        t0 = time.perf_counter()
+        it0 = int(st.ctr[K.C_ITERS])
+        code = K.run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
+                     w0, lam_w, tol, md, child_rule, chunk, max_nodes, *st.arrays())
+        if code == K.DONE or code == K.NODE_LIMIT:
+            break
+        if code == K.GROW:
+            st.grow(G, q)
+        if deadline is not None:
+            now = time.perf_counter()
+            if now >= deadline:
+                break
+            done = int(st.ctr[K.C_ITERS]) - it0
+            if done:  # aim at ~20 calls a second, never past the deadline by much
+                per_it = (now - t0) / done
+                chunk = int(max(1, min(0.05, deadline - now) / max(per_it, 1e-7)))
+    proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
+    tree, cost = _extract(st, zob, Z, y, w, n_classes, card, lit_off, lam_w, feature_map)
+    objective = cost / total
+    lower = min(float(st.nd_f[0, K.LB]) / total, objective)
+    if proven:
+        status = OPTIMAL
+        if abs(cost - st.nd_f[0, K.LB]) > 1e-6 * max(total, 1.0):
+            raise AssertionError("BRANCHES: extracted tree cost differs from the proven optimum")
+        lower = objective
+    else:
+        status = NODE_LIMIT if code == K.NODE_LIMIT else TIME_LIMIT
+    c = st.ctr
+    stats = {
+        "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),
+        "branches": int(c[K.C_NODES]), "actions": int(c[K.C_ACTS]), "memo_hits": int(c[K.C_HITS]),
+        "pruned_actions": int(c[K.C_PRUNED]), "n_solver_features": q, "n_splits": tree.n_splits,
+        "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
+        "time": time.perf_counter() - start_time,
+    }
+    return SolveResult(tree=tree, objective=objective, lower_bound=lower, status=status,
+                       upper_bound=objective, stats=stats)
+
+
+def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+             n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float,
+             fmap: FeatureMap) -> tuple[Tree, float]:
+    """Follow the incumbent action of every stored branch from the root; branches that were
+    never stored are leaves. Returns the tree and its cost (in weight units)."""
+    n = len(y)
+    entries: list[list] = [[(), np.ones(n, bool), -1]]  # literals, rows, fallback label
+    info: list[tuple] = [None]
+    i = 0
+    cost = 0.0
+    n_splits = 0
+    while i < len(entries):
+        lits, rows, fallback = entries[i]
+        counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+        label = int(np.argmax(counts)) if counts.sum() > 0 else max(fallback, 0)
+        node = st.find(lits, zob) if rows.any() else -1
+        act = int(st.nd_i[node, K.UBA]) if node >= 0 else -1
+        if act < 0:
+            cost += float(counts.sum() - (counts[label] if counts.sum() > 0 else 0.0))
+            info[i] = (counts, label, -1, [])
+        else:
+            f = int(st.ac_i[act, K.FEAT])
+            n_splits += 1
+            kids = []
+            for j in range(int(card[f])):
+                g = int(lit_off[f]) + j
+                kids.append(len(entries))
+                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label])
+                info.append(None)
+            info[i] = (counts, label, f, kids)
+        i += 1
+    cost += lam_w * n_splits
+    builder = TreeBuilder(fmap.n_columns, n_classes)
+    ids = [0] * len(entries)
+    for i in range(len(entries) - 1, -1, -1):  # children have larger indices than parents
+        counts, label, f, kids = info[i]
+        if f < 0:
+            ids[i] = builder.leaf(counts, label)
+        elif np.isnan(fmap.threshold[f]):
+            ids[i] = builder.categorical(int(fmap.column[f]), [ids[k] for k in kids], counts, label)
+        else:
+            ids[i] = builder.threshold(int(fmap.column[f]), float(fmap.threshold[f]),
+                                       [ids[k] for k in kids], counts, label)
+    return builder.build(ids[0]), cost
