@@ -1,0 +1,357 @@
+"""Pre-processing, exact search at one penalty, and tree building for optimal dyadic trees.
+
+Pipeline (Hush & Porter, sections 2, 5 and 6):
+
+1. Weighted data set: every sample gets a loss vector ``w_j = c_j @ loss`` (``c_j`` its
+   sample-weighted one-hot class row; ``loss[true, predicted]``, 0/1 by default).
+2. Duplicate replacement: samples with equal ``x`` become one surrogate whose loss vector is the
+   sum, translated so its minimum component is 0. The translation only adds a constant to every
+   tree's error (kept in ``offset`` so reported errors are the true ones).
+3. Scaling: each feature's training range ``[lo, hi]`` is the unit interval; the dyadic split
+   points of coordinate ``i`` are ``lo + (hi - lo) * m / 2**k_i``. A row's finest cell is the
+   number of those thresholds strictly below its value, so ``x <= t`` goes left exactly as
+   :class:`~exactree.tree.Tree` routes it: the tree predicts on training data what the search
+   optimised.
+4. Automatic ``k`` (section 5): the smallest uniform ``k0`` whose grid has only zero-loss cells,
+   then, coordinate by coordinate, the smallest ``k_i <= k0`` that keeps the same partition of
+   the samples.
+5. Compression: no tree of ``T_k`` separates two samples in the same finest cell, so each
+   occupied finest cell becomes one surrogate (summed, translated loss vector).
+
+The search itself is the Numba kernel :func:`~._kernels.solve_dyadic`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...tree import Tree, TreeBuilder
+from ._kernels import rect_hash, solve_dyadic
+
+#: Cap on the automatic uniform ``k0`` (2**20 cells per coordinate).
+MAX_AUTO_K = 20
+#: Hard cap on ``k_i`` (the packed rectangle key must fit an int64).
+MAX_K = 30
+
+
+@dataclass
+class DyadicProblem:
+    """A prepared (scaled, compressed) problem over the active coordinates."""
+
+    cells: np.ndarray          # (n_hat, d_act) int64 finest cell per active coordinate
+    W: np.ndarray              # (n_hat, K) translated loss vectors (row minimum 0)
+    C: np.ndarray              # (n_hat, K) class weights (for node values)
+    kvec: np.ndarray           # (d_act,) splits per active coordinate (all >= 1)
+    features: np.ndarray       # (d_act,) original column of each active coordinate
+    thresholds: list           # per active coordinate: 2**k_i - 1 split points, original units
+    k: np.ndarray              # (n_features,) k per original feature (0: never split)
+    offset: float              # error every tree pays (removed by the translation)
+    total_weight: float        # sum of sample weights (errors are divided by it)
+    n_features: int
+    n_classes: int
+    lower: np.ndarray          # bounding box of the training data
+    upper: np.ndarray
+    constant: np.ndarray       # (n_features,) bool: constant columns
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def tol(self) -> float:
+        """Tie tolerance on internal (weight-unit) risks."""
+        return 1e-10 * max(1.0, float(self.W.sum()) + 1.0)
+
+    def to_internal(self, penalty: float) -> float:
+        """Penalty per leaf as a fraction of the total weight -> weight units."""
+        return float(penalty) * self.total_weight
+
+    def to_fraction(self, internal_err: float) -> float:
+        """Internal (translated, weight-unit) error -> true error as a fraction of the weight."""
+        return (float(internal_err) + self.offset) / self.total_weight
+
+
+@dataclass
+class DyadicSolution:
+    """Result of one exact search at one penalty (internal units)."""
+
+    lam: float
+    err: float                 # internal (translated) error of the optimal tree
+    leaves: int
+    visited: int               # rectangles visited (= stored in the hash table)
+    heuristic: float           # largest local break-point below lam (-1: none)
+    table: tuple               # (keys, split, label, u, P) for tree reconstruction
+
+
+def _group(cells: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, int]:
+    """Group equal rows of ``cells``: (inverse index, number of groups)."""
+    n, d = cells.shape
+    if d == 0:
+        return np.zeros(n, np.int64), 1 if n else 0
+    if int(bits.sum()) <= 62:
+        code = np.zeros(n, np.int64)
+        for j in range(d):
+            code = (code << int(bits[j])) | cells[:, j]
+        _, inv = np.unique(code, return_inverse=True)
+    else:
+        _, inv = np.unique(cells, axis=0, return_inverse=True)
+    inv = inv.ravel().astype(np.int64)
+    return inv, int(inv.max()) + 1 if n else 0
+
+
+def _translate(W: np.ndarray) -> tuple[np.ndarray, float]:
+    m = W.min(axis=1)
+    return W - m[:, None], float(m.sum())
+
+
+def _thresholds(lo: float, hi: float, k: int) -> np.ndarray:
+    """The ``2**k - 1`` dyadic split points of ``[lo, hi]`` (exact binary fractions of the range)."""
+    return lo + (hi - lo) * (np.arange(1, 2**k, dtype=np.float64) / float(2**k))
+
+
+def _cells(x: np.ndarray, thr: np.ndarray) -> np.ndarray:
+    """Finest cell of every value: the number of split points strictly below it."""
+    return np.searchsorted(thr, x, side="left").astype(np.int64)
+
+
+def _auto_k(X: np.ndarray, W: np.ndarray, lo: np.ndarray, hi: np.ndarray, active: np.ndarray,
+            tol: float) -> tuple[np.ndarray, int, bool]:
+    """Section 5: smallest uniform zero-loss ``k0``, then per-coordinate reduction.
+
+    Returns (k per feature, k0, whether a zero-loss grid was reached below the cap).
+    """
+    cols = np.flatnonzero(active)
+    k = np.zeros(X.shape[1], np.int64)
+    if len(cols) == 0:
+        return k, 0, True
+    reached = False
+    k0 = 0
+    fine = None
+    for k0 in range(0, MAX_AUTO_K + 1):
+        fine = np.stack([_cells(X[:, j], _thresholds(lo[j], hi[j], k0)) for j in cols], axis=1)
+        inv, g = _group(fine, np.full(len(cols), k0 + 1, np.int64))
+        sums = np.zeros((g, W.shape[1]))
+        np.add.at(sums, inv, W)
+        if np.all(sums.min(axis=1) <= tol):
+            reached = True
+            break
+    _, target = _group(fine, np.full(len(cols), k0 + 1, np.int64))
+    kc = np.full(len(cols), k0, np.int64)
+    cur = fine.copy()
+    for a in range(len(cols)):  # sequential, so the joint reduction keeps the partition
+        for ki in range(0, k0):
+            trial = cur.copy()
+            trial[:, a] = fine[:, a] >> (k0 - ki)
+            _, g = _group(trial, kc + 1)
+            if g == target:
+                kc[a] = ki
+                cur = trial
+                break
+    k[cols] = kc
+    return k, k0, reached
+
+
+def estimate_rectangles(n_hat: int, kvec: np.ndarray) -> tuple[int, int, int]:
+    """(estimate, n_hat * prod(k_i + 1), |sigma_k| = prod(2**(k_i+1) - 1)) as exact integers."""
+    rho, sigma = 1, 1
+    for ki in kvec.tolist():
+        rho *= ki + 1
+        sigma *= 2 ** (ki + 1) - 1
+    return min(n_hat * rho, sigma), n_hat * rho, sigma
+
+
+def prepare(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int, *,
+            loss: np.ndarray | None = None, max_splits: Any = "auto", compress: bool = True,
+            max_rectangles: int = 10_000_000) -> DyadicProblem:
+    """Build the weighted, scaled and (optionally) compressed problem.
+
+    ``X`` numeric (n, d), ``y`` class indices, ``sample_weight`` non-negative. Rows with zero
+    weight carry no loss and are dropped (they do not widen the bounding box).
+    """
+    X = np.asarray(X, np.float64)
+    n, d = X.shape
+    keep = sample_weight > 0
+    X, y, sw = X[keep], np.asarray(y)[keep], sample_weight[keep]
+    total = float(sw.sum())
+    L = (1.0 - np.eye(n_classes)) if loss is None else np.asarray(loss, np.float64)
+    C = np.zeros((len(y), n_classes))
+    C[np.arange(len(y)), y] = sw
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    constant = ~(hi > lo)
+    stats: dict[str, Any] = {"n_samples": int(n), "n_weighted": int(len(y))}
+
+    if compress:  # duplicate replacement
+        _, inv = np.unique(X, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        g = int(inv.max()) + 1
+        Xu = np.zeros((g, d))
+        Xu[inv] = X
+        Cu = np.zeros((g, n_classes))
+        np.add.at(Cu, inv, C)
+        X, C = Xu, Cu
+    stats["n_unique"] = int(len(X))
+    W, offset = _translate(C @ L)
+    tol = 1e-10 * max(1.0, float(W.sum()) + 1.0)
+
+    if isinstance(max_splits, str):  # "auto"
+        k, k0, reached = _auto_k(X, W, lo, hi, ~constant, tol)
+        stats.update(k0=int(k0), zero_loss_grid=bool(reached))
+    else:
+        k = np.broadcast_to(np.asarray(max_splits, np.int64), (d,)).copy()
+        if np.any(k < 0):
+            raise ValueError("max_splits_per_dim must be non-negative")
+        if np.any(k > MAX_K):
+            raise ValueError(f"max_splits_per_dim is capped at {MAX_K} splits per feature")
+    k[constant] = 0
+    features = np.flatnonzero(k > 0)
+    kvec = k[features].astype(np.int64)
+    thresholds = [_thresholds(lo[j], hi[j], int(kj)) for j, kj in zip(features, kvec)]
+    cells = (np.stack([_cells(X[:, j], t) for j, t in zip(features, thresholds)], axis=1)
+             if len(features) else np.zeros((len(X), 0), np.int64))
+
+    if compress:  # one surrogate per occupied finest cell
+        inv, g = _group(cells, kvec)
+        cells2 = np.zeros((g, len(features)), np.int64)
+        cells2[inv] = cells
+        C2 = np.zeros((g, n_classes))
+        np.add.at(C2, inv, C)
+        cells, C = cells2, C2
+        W, off2 = _translate(C @ L)
+        offset = off2
+    stats["n_compressed"] = int(len(cells))
+
+    est, nrho, sigma = estimate_rectangles(len(cells), kvec)
+    stats.update(est_rectangles=int(est), n_rho=int(nrho), sigma_k=int(sigma))
+    if est > max_rectangles or int((kvec + 1).sum()) > 62:
+        raise ValueError(
+            f"the dyadic search would store up to {est:,} rectangles (n_hat * prod(k_i + 1) = "
+            f"{len(cells):,} * {nrho // max(len(cells), 1):,}; |sigma_k| = {sigma:,}) with "
+            f"k = {k.tolist()} on {len(features)} splittable features, above "
+            f"max_rectangles={max_rectangles:,}. Use fewer features, a smaller "
+            "max_splits_per_dim, or raise max_rectangles if the memory is there "
+            "(about 80 bytes per rectangle)."
+        )
+    return DyadicProblem(cells=np.ascontiguousarray(cells), W=np.ascontiguousarray(W),
+                         C=C, kvec=kvec, features=features, thresholds=thresholds, k=k,
+                         offset=float(offset), total_weight=total, n_features=d,
+                         n_classes=n_classes, lower=lo, upper=hi, constant=constant,
+                         stats=stats)
+
+
+def solve(problem: DyadicProblem, lam: float, *, prune: bool = True, more_leaves: bool = True,
+          seed: int = 0) -> DyadicSolution:
+    """Exact minimum of ``error + lam * leaves`` (internal units) over ``T_k``.
+
+    ``lam = 0`` with ``more_leaves=False`` gives the lexicographic minimum (error, leaves), the
+    limit of the solutions as the penalty goes to 0 from above.
+    """
+    init_cap = 2 * min(problem.stats.get("est_rectangles", 1 << 16), 1 << 16)
+    out = solve_dyadic(problem.cells, problem.W, problem.kvec, float(lam), problem.tol,
+                       bool(more_leaves), bool(prune), int(init_cap), int(seed))
+    keys, t_err, t_leaves, t_split, t_label, u, P, visited, heur, e, l = out
+    return DyadicSolution(lam=float(lam), err=float(e), leaves=int(l), visited=int(visited),
+                          heuristic=float(heur), table=(keys, t_split, t_label, u, int(P)))
+
+
+def _bit_layout(kvec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    shift = np.concatenate([[0], np.cumsum(kvec + 1)[:-1]]).astype(np.int64)
+    mask = ((np.int64(1) << (kvec + 1)) - 1).astype(np.int64)
+    return shift, mask
+
+
+def _lookup(table: tuple, key: int, shift: np.ndarray, mask: np.ndarray) -> int:
+    keys, _, _, u, P = table
+    h = rect_hash(np.int64(key), shift, mask, u, P)
+    while keys[h] >= 0:
+        if keys[h] == key:
+            return h
+        h = h + 1 if h + 1 < P else 0
+    raise KeyError("rectangle missing from the table: solver/table mismatch")
+
+
+def build_tree(problem: DyadicProblem, sol: DyadicSolution) -> Tree:
+    """The optimal tree of ``sol`` as an exactree :class:`Tree` in original feature units.
+
+    Empty rectangles become leaves with their parent's label (the paper's rule).
+    """
+    kvec = problem.kvec
+    shift, mask = _bit_layout(kvec)
+    _, t_split, t_label, _, _ = sol.table
+    builder = TreeBuilder(problem.n_features, problem.n_classes)
+    root_key = 0
+    for i, ki in enumerate(kvec.tolist()):
+        root_key |= (1 << ki) << int(shift[i])
+    all_rows = np.arange(len(problem.cells))
+    # Iterative post-order: (key, rows, parent label, expanded?)
+    stack: list[tuple[int, np.ndarray, int, bool]] = [(root_key, all_rows, 0, False)]
+    results: list[int] = []
+    while stack:
+        key, rows, parent_label, expanded = stack.pop()
+        value = problem.C[rows].sum(axis=0)
+        if len(rows) == 0:
+            results.append(builder.leaf(value, parent_label))
+            continue
+        slot = _lookup(sol.table, key, shift, mask)
+        split, label = int(t_split[slot]), int(t_label[slot])
+        if split < 0:
+            results.append(builder.leaf(value, label))
+            continue
+        if expanded:
+            right, left = results.pop(), results.pop()
+            s = (key >> int(shift[split])) & int(mask[split])
+            thr = problem.thresholds[split][s // 2 - 1]
+            results.append(builder.threshold(int(problem.features[split]), float(thr),
+                                             [left, right], value, label))
+            continue
+        s = (key >> int(shift[split])) & int(mask[split])
+        h = (s & -s) // 2  # half the interval length in finest-grid units
+        go_right = problem.cells[rows, split] >= s // 2
+        stack.append((key, rows, parent_label, True))
+        stack.append((key + (h << int(shift[split])), rows[go_right], label, False))
+        stack.append((key - (h << int(shift[split])), rows[~go_right], label, False))
+    return builder.build(results[-1])
+
+
+def greedy_leaf_bound(problem: DyadicProblem) -> int:
+    """``l_bound`` of section 4: leaves of a greedy minimum-error dyadic tree.
+
+    Splits (maximal single-split error reduction, first coordinate on ties) until every
+    rectangle reaches the least error ``T_k`` allows on it (its finest cells' errors).
+    """
+    cells, W, kvec = problem.cells, problem.W, problem.kvec
+    inv, g = _group(cells, kvec + 1)
+    cellsum = np.zeros((g, W.shape[1]))
+    np.add.at(cellsum, inv, W)
+    floor_err = cellsum.min(axis=1)[inv]  # each row's share of its finest cell's least error
+    # A row of a finest cell counts the cell's least error once: use per-cell first rows.
+    first = np.zeros(len(cells), bool)
+    first[np.unique(inv, return_index=True)[1]] = True
+    floor_err = np.where(first, floor_err, 0.0)
+    tol = problem.tol
+    leaves = 0
+    stack = [(np.arange(len(cells)), np.zeros(len(kvec), np.int64))]
+    while stack:
+        rows, lev = stack.pop()
+        if len(rows) == 0:
+            leaves += 1
+            continue
+        e0 = W[rows].sum(axis=0).min()
+        if e0 <= floor_err[rows].sum() + tol or np.all(lev >= kvec):
+            leaves += 1
+            continue
+        best, best_gain = -1, -np.inf
+        for i in range(len(kvec)):
+            if lev[i] >= kvec[i]:
+                continue
+            b = kvec[i] - lev[i] - 1
+            right = ((cells[rows, i] >> b) & 1) == 1
+            gain = e0 - W[rows[~right]].sum(axis=0).min() - W[rows[right]].sum(axis=0).min()
+            if gain > best_gain + tol:
+                best, best_gain = i, gain
+        b = kvec[best] - lev[best] - 1
+        right = ((cells[rows, best] >> b) & 1) == 1
+        lev2 = lev.copy()
+        lev2[best] += 1
+        stack.append((rows[right], lev2))
+        stack.append((rows[~right], lev2))
+    return leaves
