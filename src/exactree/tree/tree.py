@@ -221,6 +221,12 @@ class Tree:
         proba[empty, self.label[empty]] = 1.0
         return proba
 
+    def compile(self) -> "CompiledTree":  # noqa: F821 - imported lazily
+        """Zhang's bitvector-matrix form ``(S, t, B, v)``: see :mod:`exactree.tree.compiled`."""
+        from .compiled import compile_tree
+
+        return compile_tree(self)
+
     # ------------------------------------------------------------------ serialisation
     _ARRAYS = ("kind", "feature", "threshold", "child_ptr", "child", "value", "label",
                "rule_ptr", "rule_coef", "rule_powers")

@@ -1,0 +1,814 @@
+"""Compiled trees: Zhang's bitvector-matrix form ``T(x) = v[argmax(B σ(S x − t))]``.
+
+A binary tree with ``L`` leaves and ``L − 1`` internal (split) nodes becomes four arrays:
+
+``S`` (n_internal x n_monomials)
+    Selection matrix. Row ``j`` holds the rule of internal node ``j`` over the monomial basis
+    ``powers`` (one monomial ``prod_f x_f ** powers[m, f]`` per column). The basis starts with the
+    ``n_features`` raw columns, so an axis-parallel node is a one-hot row and a hyperplane a
+    general weight row; polynomial rules append their higher-degree monomials.
+``t`` (n_internal)
+    Thresholds.
+``B`` (n_leaves x n_internal, 0/1)
+    Bitvector (structure) matrix. Rows are the leaves left to right, columns the internal nodes
+    in preorder; column ``j`` is 0 exactly on the leaves of node ``j``'s *left* subtree.
+``v`` (n_leaves x n_classes)
+    Leaf values: the weighted training class totals of each leaf (``Tree.value`` rows).
+
+``σ`` is the step ``σ(z) = 1 if z > 0 else 0``, so a node is "false" (goes right) when its rule
+value exceeds the threshold, which is exactly the :class:`~exactree.tree.Tree` convention "left
+when value <= threshold". ``argmax`` returns the first maximum: the first leaf whose bit is set
+in every false node's bitvector, which is the leaf the traversal reaches.
+
+Structural rules (Zhang, Section 3) are checked for every ``B``: each column's zeros form one
+non-empty contiguous block (the left subtree's leaves) with ones elsewhere, and the blocks nest as
+a binary tree (this is equivalent to the paper's four rules and makes ``B`` ↔ tree a bijection,
+Lemma 1). Columns may come in any order (Theorem 1 identifies trees up to a column
+permutation); :meth:`CompiledTree.to_tree` always rebuilds the tree in preorder.
+
+Prediction computes the rule values exactly as :meth:`Tree.rule_values` does (raw column reads
+for axis-parallel nodes, the same term-by-term polynomial evaluation for LINEAR nodes), so rows
+on a threshold go the same way as in the traversal.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder
+
+__all__ = ["CompiledTree", "check_bitvector_matrix", "compile_tree", "predict_leaves",
+           "COMPILED_MIN_ROWS"]
+
+#: ``predict_leaves`` uses the compiled kernel from this many rows on (see
+#: ``benchmarks/bench_compiled.py``; below it the one-off costs are not paid back).
+COMPILED_MIN_ROWS = 1
+
+_FORMAT = "exactree.CompiledTree/1"
+
+
+# ---------------------------------------------------------------------------------- structure
+def _decode(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check ``B`` against the structural rules and recover the tree it encodes.
+
+    Returns ``(order, lo, mid)``: ``order`` lists the columns in preorder; column ``j`` splits
+    the leaf range ``[lo[j], hi)`` into a left part ``[lo[j], mid[j])`` and a right part
+    ``[mid[j], hi)``. Raises ``ValueError`` naming the first violated rule.
+    """
+    if B.ndim != 2:
+        raise ValueError(f"B must be a 2-D matrix, got {B.ndim} dimensions")
+    n_leaves, n_int = B.shape
+    if n_leaves == 0 or n_int != n_leaves - 1:
+        raise ValueError(
+            f"B must have one column fewer than rows (n_leaves x n_leaves-1), got shape {B.shape}")
+    if not np.all((B == 0) | (B == 1)):
+        raise ValueError("B must hold only 0 and 1")
+    lo = np.empty(n_int, np.int64)
+    mid = np.empty(n_int, np.int64)
+    by_start: dict[int, list[tuple[int, int]]] = {}
+    for j in range(n_int):
+        zeros = np.flatnonzero(B[:, j] == 0)
+        if len(zeros) == 0:
+            raise ValueError(f"column {j} of B has no 0: every internal node has a left subtree")
+        if len(zeros) == n_leaves:
+            raise ValueError(f"column {j} of B has no 1: every internal node has a right subtree")
+        if zeros[-1] - zeros[0] + 1 != len(zeros):
+            raise ValueError(
+                f"column {j} of B: its 0s (the leaves of the node's left subtree) are not one "
+                "contiguous block of rows; rows must list the leaves left to right")
+        lo[j], mid[j] = zeros[0], zeros[-1] + 1
+        by_start.setdefault(int(lo[j]), []).append((int(mid[j]), j))
+    for lst in by_start.values():
+        lst.sort()
+        for a, b in zip(lst, lst[1:]):
+            if a[0] == b[0]:
+                raise ValueError(f"columns {a[1]} and {b[1]} of B are equal: no tree has two "
+                                 "nodes with the same left subtree")
+    order = np.empty(n_int, np.int64)
+    used = 0
+    stack = [(0, n_leaves)]
+    while stack:  # preorder: the node splitting [a, b) is the column whose 0-block is the
+        a, b = stack.pop()  # longest one starting at a and ending before b
+        if b - a == 1:
+            continue
+        best = None
+        for m, j in by_start.get(a, ()):
+            if m < b:
+                best = (m, j)
+        if best is None:
+            raise ValueError(
+                f"B is not a tree: no column splits the leaves {a}..{b - 1} (the 0-blocks of "
+                "the columns do not nest like the left subtrees of a binary tree)")
+        m, j = best
+        order[used] = j
+        used += 1
+        stack.append((m, b))
+        stack.append((a, m))
+    # Every column was placed at most once (distinct blocks) and used == L-1 here, so all were.
+    return order, lo, mid
+
+
+def check_bitvector_matrix(B: Any) -> np.ndarray:
+    """Raise ``ValueError`` unless ``B`` is the bitvector matrix of a binary tree.
+
+    Rows are leaves left to right; columns are internal nodes in any order. Returns the column
+    permutation that puts them in preorder.
+    """
+    return _decode(np.asarray(B))[0]
+
+
+def _dfs(tree: Tree) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Left-to-right preorder of a binary ``tree`` and each node's leaf range ``[first, end)``."""
+    order: list[int] = []
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(tree.children(i).tolist()))
+    first = np.zeros(tree.n_nodes, np.int64)
+    end = np.zeros(tree.n_nodes, np.int64)
+    n_seen = 0
+    for i in order:  # leaves appear in preorder left to right
+        if tree.kind[i] == LEAF:
+            first[i], n_seen = n_seen, n_seen + 1
+            end[i] = n_seen
+    for i in reversed(order):  # children come after their parent in preorder
+        if tree.kind[i] != LEAF:
+            kids = tree.children(i)
+            first[i], end[i] = first[kids[0]], end[kids[-1]]
+    return order, first, end
+
+
+# ------------------------------------------------------------------------------ categorical
+def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
+    """An equivalent binary tree: every categorical node becomes a chain of ``code <= c + 0.5``
+    tests (one per run of consecutive codes sharing a child; a child reached by separate runs is
+    duplicated). Returns the tree and, per new node, the original node id (for leaves: what
+    ``apply`` reports).
+
+    Internal values of the chain are the sums of the *distinct* original children they cover, so
+    duplicated subtrees are not double-counted there; leaves keep their original values.
+    """
+    b = TreeBuilder(tree.n_features, tree.n_classes)
+    origin: dict[int, int] = {}
+
+    def emit(i: int) -> int:
+        kind = tree.kind[i]
+        kids = tree.children(i).tolist()
+        if kind == LEAF:
+            new = b.leaf(tree.value[i], tree.label[i])
+        elif kind == THRESHOLD:
+            new = b.threshold(tree.feature[i], tree.threshold[i], [emit(k) for k in kids],
+                              tree.value[i], tree.label[i])
+        elif kind == LINEAR:
+            lo, hi = tree.rule_ptr[i], tree.rule_ptr[i + 1]
+            new = b.linear(tree.rule_coef[lo:hi], tree.rule_powers[lo:hi], tree.threshold[i],
+                           [emit(k) for k in kids], tree.value[i], tree.label[i])
+        else:
+            runs: list[tuple[int, int]] = []  # (child, last code of the run)
+            for code, k in enumerate(kids):
+                if runs and runs[-1][0] == k:
+                    runs[-1] = (k, code)
+                else:
+                    runs.append((k, code))
+            new = emit(runs[-1][0])
+            covered = {runs[-1][0]}
+            for k, last in reversed(runs[:-1]):
+                covered.add(k)
+                value = tree.value[sorted(covered)].sum(axis=0)
+                new = b.threshold(tree.feature[i], last + 0.5, [emit(k), new], value,
+                                  int(np.argmax(value)))
+            if len(runs) > 1:
+                origin[new] = i  # the chain's first test stands for the categorical node
+            return new
+        origin[new] = i
+        return new
+
+    root = emit(0)
+    bt = b.build(root, feature_names=tree.feature_names, class_names=tree.class_names,
+                 categories=tree.categories)
+    # TreeBuilder numbers nodes in preorder of the builder ids: recover the map.
+    order: list[int] = []
+    stack = [root]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(list(dict.fromkeys(b._nodes[i][3]))))
+    return bt, np.array([origin.get(i, -1) for i in order], np.int64)
+
+
+# --------------------------------------------------------------------------- compiled tree
+class CompiledTree:
+    """A binary decision tree as Zhang's matrices ``(S, t, B, v)`` (see the module docstring).
+
+    Build one with :meth:`Tree.compile` (or :func:`compile_tree`), or directly from matrices::
+
+        CompiledTree(S, t, B, v)                       # axis-parallel / hyperplane rows
+        CompiledTree(S, t, B, v, powers=P)             # rows over the monomials P
+
+    Parameters beyond ``(S, t, B, v)`` are optional and default to what the matrices imply:
+    ``labels`` (leaf class index, default ``argmax(v)``), ``powers`` (monomial basis, default the
+    identity), ``node_kind`` (THRESHOLD for a row that is exactly one raw column with weight 1,
+    else LINEAR), ``rule_ptr``/``rule_monomial``/``rule_coef`` (the terms of each LINEAR row in
+    evaluation order, default the nonzero entries of the row), ``leaf_node`` (what :meth:`apply`
+    reports, default the leaf ids of :meth:`to_tree`), names as in :class:`Tree`, and
+    ``category_codes`` (``(feature, n_codes)`` pairs checked at prediction for trees whose
+    categorical nodes were expanded).
+    """
+
+    def __init__(
+        self,
+        S: Any,
+        t: Any,
+        B: Any,
+        v: Any,
+        *,
+        labels: Any = None,
+        powers: Any = None,
+        node_kind: Any = None,
+        rule_ptr: Any = None,
+        rule_monomial: Any = None,
+        rule_coef: Any = None,
+        leaf_node: Any = None,
+        feature_names: Sequence[str] | None = None,
+        class_names: Sequence[Any] | None = None,
+        categories: Sequence[Sequence[Any] | None] | None = None,
+        category_codes: Any = None,
+    ) -> None:
+        self.B = np.asarray(B)
+        if self.B.ndim == 2 and np.all((self.B == 0) | (self.B == 1)):
+            self.B = self.B.astype(np.uint8)
+        self._order, self._lo, self._mid = _decode(self.B)
+        n_leaves, n_int = self.B.shape
+        self.S = np.asarray(S, np.float64)
+        if self.S.ndim != 2 or self.S.shape[0] != n_int:
+            raise ValueError(f"S must have one row per internal node ({n_int}), got shape "
+                             f"{self.S.shape}")
+        self.t = np.asarray(t, np.float64).reshape(-1)
+        if self.t.shape != (n_int,):
+            raise ValueError(f"t must have one entry per internal node ({n_int}), got "
+                             f"{self.t.shape}")
+        if not np.all(np.isfinite(self.S)) or not np.all(np.isfinite(self.t)):
+            raise ValueError("S and t must be finite")
+        self.v = np.asarray(v, np.float64)
+        if self.v.ndim == 1:
+            self.v = self.v[:, None]
+        if self.v.ndim != 2 or self.v.shape[0] != n_leaves:
+            raise ValueError(f"v must have one row per leaf ({n_leaves}), got shape {self.v.shape}")
+        self.labels = (np.argmax(self.v, axis=1) if labels is None
+                       else np.asarray(labels, np.int64).reshape(-1))
+        if self.labels.shape != (n_leaves,) or np.any(self.labels < 0) or \
+                np.any(self.labels >= self.v.shape[1]):
+            raise ValueError("labels must hold one class index (a column of v) per leaf")
+        n_mono = self.S.shape[1]
+        if powers is None:
+            self.powers = np.eye(n_mono, dtype=np.int64)
+        else:
+            self.powers = np.asarray(powers, np.int64)
+        if self.powers.ndim != 2 or self.powers.shape[0] != n_mono or np.any(self.powers < 0):
+            raise ValueError(f"powers must be a non-negative (n_monomials={n_mono}, n_features) "
+                             f"matrix, got shape {self.powers.shape}")
+        self.n_features = self.powers.shape[1]
+        if n_mono < self.n_features or not np.array_equal(
+                self.powers[: self.n_features], np.eye(self.n_features, dtype=np.int64)):
+            raise ValueError("the first n_features monomials (columns of S) must be the raw "
+                             "features (an identity block in powers)")
+        onehot = (np.count_nonzero(self.S, axis=1) == 1) & \
+            (np.argmax(self.S != 0, axis=1) < self.n_features) & \
+            (self.S[np.arange(n_int), np.argmax(self.S != 0, axis=1)] == 1.0)
+        if node_kind is None:
+            self.node_kind = np.where(onehot, THRESHOLD, LINEAR).astype(np.int8)
+        else:
+            self.node_kind = np.asarray(node_kind, np.int8).reshape(-1)
+            if self.node_kind.shape != (n_int,) or np.any(
+                    (self.node_kind != THRESHOLD) & (self.node_kind != LINEAR)):
+                raise ValueError("node_kind must be THRESHOLD or LINEAR for every internal node")
+            if np.any(~onehot[self.node_kind == THRESHOLD]):
+                raise ValueError("a THRESHOLD node needs a one-hot row of S on a raw feature")
+        self.feature = np.where(self.node_kind == THRESHOLD, np.argmax(self.S != 0, axis=1), -1)
+        if rule_ptr is None:
+            ptr, mono, coef = [0], [], []
+            for j in range(n_int):
+                if self.node_kind[j] == LINEAR:
+                    nz = np.flatnonzero(self.S[j])
+                    mono.extend(nz.tolist())
+                    coef.extend(self.S[j, nz].tolist())
+                ptr.append(len(mono))
+            self.rule_ptr = np.array(ptr, np.int64)
+            self.rule_monomial = np.array(mono, np.int64)
+            self.rule_coef = np.array(coef, np.float64)
+        else:
+            self.rule_ptr = np.asarray(rule_ptr, np.int64)
+            self.rule_monomial = np.asarray(rule_monomial, np.int64)
+            self.rule_coef = np.asarray(rule_coef, np.float64)
+            self._check_terms()
+        self.leaf_node = None if leaf_node is None else np.asarray(leaf_node, np.int64)
+        self.feature_names = None if feature_names is None else tuple(str(f) for f in feature_names)
+        self.class_names = None if class_names is None else tuple(class_names)
+        self.categories = None if categories is None else tuple(
+            None if c is None else tuple(c) for c in categories)
+        self.category_codes = (np.zeros((0, 2), np.int64) if category_codes is None
+                               else np.asarray(category_codes, np.int64).reshape(-1, 2))
+        if self.leaf_node is None:
+            self.leaf_node = self._tree_leaf_ids()
+        if self.leaf_node.shape != (n_leaves,):
+            raise ValueError(f"leaf_node must have one entry per leaf ({n_leaves})")
+        self._prepare()
+
+    def _check_terms(self) -> None:
+        n_int = len(self.t)
+        ptr = self.rule_ptr
+        if ptr.shape != (n_int + 1,) or ptr[0] != 0 or np.any(np.diff(ptr) < 0) or \
+                ptr[-1] != len(self.rule_coef) or len(self.rule_monomial) != len(self.rule_coef):
+            raise ValueError("rule_ptr, rule_monomial and rule_coef are inconsistent")
+        if np.any((self.rule_monomial < 0) | (self.rule_monomial >= self.S.shape[1])):
+            raise ValueError("rule_monomial refers to a monomial outside powers")
+        rebuilt = np.zeros_like(self.S)
+        for j in range(n_int):
+            if self.node_kind[j] == LINEAR:
+                sl = slice(ptr[j], ptr[j + 1])
+                np.add.at(rebuilt[j], self.rule_monomial[sl], self.rule_coef[sl])
+            elif ptr[j + 1] != ptr[j]:
+                raise ValueError(f"internal node {j} is a THRESHOLD node but has rule terms")
+            else:
+                rebuilt[j] = self.S[j]
+        if not np.array_equal(rebuilt, self.S):
+            raise ValueError("the rule terms do not add up to the rows of S")
+
+    def _prepare(self) -> None:
+        """Arrays the prediction kernels need, derived once."""
+        n_leaves, n_int = self.B.shape
+        self._linear = np.flatnonzero(self.node_kind == LINEAR)
+        self._zcol = np.zeros(n_int, np.int64)
+        self._zcol[self._linear] = np.arange(len(self._linear))
+        n_words = max(1, (n_leaves + 63) // 64)
+        rows = np.arange(n_leaves)
+        word, bit = rows // 64, (rows % 64).astype(np.uint64)
+        self._bits = np.zeros((n_int, n_words), np.uint64)
+        for j in range(n_int):
+            ones = self.B[:, j] == 1
+            np.bitwise_or.at(self._bits[j], word[ones], np.uint64(1) << bit[ones])
+        self._init = np.zeros(n_words, np.uint64)
+        np.bitwise_or.at(self._init, word, np.uint64(1) << bit)
+        self._Bt32 = np.ascontiguousarray(self.B.T, np.float32)
+        total = self.v.sum(axis=1, keepdims=True)
+        proba = np.divide(self.v, total, out=np.zeros_like(self.v), where=total > 0)
+        empty = total[:, 0] <= 0
+        proba[empty, self.labels[empty]] = 1.0
+        self._proba = proba
+
+    # ---------------------------------------------------------------------- properties
+    @property
+    def n_leaves(self) -> int:
+        return self.B.shape[0]
+
+    @property
+    def n_internal(self) -> int:
+        return self.B.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return self.v.shape[1]
+
+    def __repr__(self) -> str:
+        return (f"CompiledTree(n_leaves={self.n_leaves}, n_internal={self.n_internal}, "
+                f"n_features={self.n_features}, n_monomials={self.S.shape[1]}, "
+                f"n_classes={self.n_classes})")
+
+    _ARRAYS = ("S", "t", "B", "v", "labels", "powers", "node_kind", "rule_ptr", "rule_monomial",
+               "rule_coef", "leaf_node", "category_codes")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompiledTree):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, a), getattr(other, a)) for a in self._ARRAYS) and \
+            (self.feature_names, self.class_names, self.categories) == \
+            (other.feature_names, other.class_names, other.categories)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # ---------------------------------------------------------------------- prediction
+    def _check_X(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinity")
+        for f, n_codes in self.category_codes:
+            code = X[:, f]
+            bad = (code != np.floor(code)) | (code < 0) | (code >= n_codes)
+            if np.any(bad):
+                raise ValueError(f"category code {code[bad][0]!r} in column {f} is not one the "
+                                 "tree was fitted on")
+        return np.ascontiguousarray(X)
+
+    def _linear_values(self, X: np.ndarray) -> np.ndarray:
+        """Rule values of the LINEAR nodes, term by term as :meth:`Tree.rule_values` does."""
+        Z = np.empty((len(X), len(self._linear)), np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k, j in enumerate(self._linear):
+                lo, hi = self.rule_ptr[j], self.rule_ptr[j + 1]
+                powers = self.powers[self.rule_monomial[lo:hi]]
+                terms = np.prod(X[:, None, :] ** powers[None, :, :], axis=2)
+                Z[:, k] = terms @ self.rule_coef[lo:hi]
+        return Z
+
+    def _chunk_rows(self) -> int:
+        return max(1024, (1 << 21) // max(1, self.n_leaves, len(self._linear)))
+
+    def leaf_rows(self, X: Any, *, method: str = "bitvector") -> np.ndarray:
+        """Row of ``B`` (leaf position, left to right) every row of ``X`` reaches.
+
+        ``method="bitvector"``: Numba kernel ANDing the packed bitvectors of the false nodes.
+        ``method="matmul"``: the formula ``argmax(B σ(S x − t))`` literally, in NumPy (float32
+        matrix product of the 0/1 step outputs with ``Bᵀ``, exact for fewer than 2²⁴ nodes).
+        Both give the same rows.
+        """
+        X = self._check_X(X)
+        return self._leaf_rows(X, method)
+
+    def _leaf_rows(self, X: np.ndarray, method: str) -> np.ndarray:
+        n = len(X)
+        out = np.zeros(n, np.int64)
+        if self.n_internal == 0:
+            return out
+        if method == "bitvector":
+            from ._compiled_kernels import leaf_rows_bitvector
+            step = self._chunk_rows() if len(self._linear) else max(n, 1)
+            for a in range(0, n, step):
+                Xc = X[a:a + step]
+                Z = self._linear_values(Xc) if len(self._linear) else np.zeros((len(Xc), 0))
+                leaf_rows_bitvector(Xc, Z, self.feature, self._zcol, self.t, self._bits,
+                                    self._init, out[a:a + step])
+            return out
+        if method != "matmul":
+            raise ValueError(f"method must be 'bitvector' or 'matmul', got {method!r}")
+        axis = np.flatnonzero(self.node_kind == THRESHOLD)
+        step = self._chunk_rows()
+        for a in range(0, n, step):
+            Xc = X[a:a + step]
+            Z = np.empty((len(Xc), self.n_internal), np.float64)
+            Z[:, axis] = Xc[:, self.feature[axis]]
+            if len(self._linear):
+                Z[:, self._linear] = self._linear_values(Xc)
+            H = (Z > self.t).astype(np.float32)  # σ(Sx − t) without rounding the difference
+            out[a:a + step] = np.argmax(H @ self._Bt32, axis=1)
+        return out
+
+    def apply(self, X: Any, *, method: str = "bitvector") -> Any:
+        """Leaf id every row reaches: the same ids as :meth:`Tree.apply` of the source tree.
+
+        ``X`` may also be a ``torch`` tensor or an array-API array (e.g. ``jax``); the result
+        then comes back in the same library and on the same device (see :meth:`_apply_xp`).
+        """
+        if _foreign(X):
+            return self._apply_xp(X)
+        return self.leaf_node[self.leaf_rows(X, method=method)]
+
+    def predict(self, X: Any, *, method: str = "bitvector") -> Any:
+        """Class index predicted for every row (as :meth:`Tree.predict`)."""
+        if _foreign(X):
+            return self._apply_xp(X, self.labels)
+        return self.labels[self.leaf_rows(X, method=method)]
+
+    def predict_proba(self, X: Any, *, method: str = "bitvector") -> Any:
+        """Class probabilities of each row's leaf (as :meth:`Tree.predict_proba`)."""
+        if _foreign(X):
+            return self._apply_xp(X, self._proba)
+        return self._proba[self.leaf_rows(X, method=method)]
+
+    # ------------------------------------------------------------------ any array library
+    def _apply_xp(self, X: Any, table: np.ndarray | None = None) -> Any:
+        """``table[argmax(B σ(S x − t))]`` in the array library of ``X`` (torch, jax, ...).
+
+        Axis-parallel nodes read their column directly, so they are exact in float64 and in
+        float32 too (thresholds are rounded *down* to float32: for float32 ``x``,
+        ``x > t  ⇔  x > round_down(t)``). LINEAR rows are computed as a matrix product in the
+        input's precision and may differ from the NumPy path for inputs within rounding of a
+        threshold. Categorical code checks are not repeated here.
+        """
+        xp = _Ops(X)
+        if xp.ndim(X) != 2 or xp.shape(X)[1] != self.n_features:
+            raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape "
+                             f"{tuple(xp.shape(X))}")
+        X = xp.floating(X)
+        if not xp.all_finite(X):
+            raise ValueError("X contains NaN or infinity")
+        if table is None:
+            table = self.leaf_node
+        n = xp.shape(X)[0]
+        if self.n_internal == 0:
+            return xp.take_rows(xp.asarray(table, X), xp.zeros_int(n, X))
+        axis = np.flatnonzero(self.node_kind == THRESHOLD)
+        cols = np.concatenate([axis, self._linear])
+        parts = []
+        if len(axis):
+            t = self.t[axis]
+            if xp.is_float32(X):
+                t32 = t.astype(np.float32)
+                t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)),
+                               t32)
+                t = t32
+            Z = xp.take_cols(X, xp.asarray(self.feature[axis], X, integer=True))
+            parts.append(xp.astype(Z > xp.asarray(t, X), X))
+        if len(self._linear):
+            P = self.powers
+            extra = P.shape[0] > self.n_features
+            Phi = X
+            if extra:  # monomial expansion: prod_f x_f ** p_f for every extra monomial
+                Pe = xp.asarray(P[self.n_features:].T.astype(np.float64), X)
+                Phi = xp.concat([X, xp.prod_powers(X, Pe)])
+            S = xp.asarray(np.ascontiguousarray(self.S[self._linear].T), X)
+            parts.append(xp.astype((Phi @ S) > xp.asarray(self.t[self._linear], X), X))
+        H = parts[0] if len(parts) == 1 else xp.concat(parts)
+        Bt = xp.asarray(np.ascontiguousarray(self.B[:, cols].T, dtype=np.float64), X)
+        rows = xp.argmax_rows(H @ Bt)
+        return xp.take_rows(xp.asarray(table, X, integer=table.dtype.kind in "iu"), rows)
+
+    # ---------------------------------------------------------------------- conversion
+    def _tree_leaf_ids(self) -> np.ndarray:
+        """Preorder node id of every leaf in the tree :meth:`to_tree` builds."""
+        ids = np.empty(self.n_leaves, np.int64)
+        lo, mid = self._lo, self._mid
+        node = 0
+        stack = [(0, self.n_leaves)]
+        k = 0
+        while stack:
+            a, b = stack.pop()
+            if b - a == 1:
+                ids[a] = node
+            else:
+                j = self._order[k]
+                k += 1
+                stack.append((int(mid[j]), b))
+                stack.append((a, int(mid[j])))
+            node += 1
+        return ids
+
+    def to_tree(self) -> Tree:
+        """Rebuild the :class:`Tree` (Zhang's Lemma 1 bijection), nodes in preorder.
+
+        ``(S, t, B, v)`` hold values only at the leaves: an internal node's ``value`` is the sum
+        of its children's and its ``label`` is ``argmax(value)`` (first maximum). For a tree
+        built in preorder whose internal nodes satisfy the same (as solvers' trees do),
+        ``tree.compile().to_tree() == tree``. A compiled categorical tree comes back as its
+        binary expansion (see :meth:`Tree.compile`).
+        """
+        n_leaves = self.n_leaves
+        n_nodes = 2 * n_leaves - 1
+        kind = np.zeros(n_nodes, np.int8)
+        feature = np.full(n_nodes, -1, np.int64)
+        threshold = np.full(n_nodes, np.nan)
+        value = np.zeros((n_nodes, self.n_classes))
+        label = np.zeros(n_nodes, np.int64)
+        left = np.full(n_nodes, -1, np.int64)
+        right = np.full(n_nodes, -1, np.int64)
+        column = np.full(n_nodes, -1, np.int64)
+        stack = [(0, n_leaves, -1, 0)]  # (leaf range, parent, slot)
+        node, k = 0, 0
+        while stack:
+            a, b, parent, slot = stack.pop()
+            if parent >= 0:
+                (left if slot == 0 else right)[parent] = node
+            if b - a == 1:
+                value[node], label[node] = self.v[a], self.labels[a]
+            else:
+                j = self._order[k]
+                k += 1
+                column[node] = j
+                kind[node] = self.node_kind[j]
+                threshold[node] = self.t[j]
+                if kind[node] == THRESHOLD:
+                    feature[node] = self.feature[j]
+                stack.append((int(self._mid[j]), b, node, 1))
+                stack.append((a, int(self._mid[j]), node, 0))
+            node += 1
+        internal = np.flatnonzero(kind != LEAF)
+        for i in internal[::-1]:  # children have larger ids: fill values bottom-up
+            value[i] = value[left[i]] + value[right[i]]
+            label[i] = int(np.argmax(value[i]))
+        child = np.stack([left[internal], right[internal]], axis=1).reshape(-1)
+        child_ptr = np.zeros(n_nodes + 1, np.int64)
+        child_ptr[internal + 1] = 2
+        child_ptr = np.cumsum(child_ptr)
+        rule_ptr = np.zeros(n_nodes + 1, np.int64)
+        coef, powers = [], []
+        for i in range(n_nodes):
+            j = column[i]
+            if j >= 0 and self.node_kind[j] == LINEAR:
+                lo, hi = self.rule_ptr[j], self.rule_ptr[j + 1]
+                coef.append(self.rule_coef[lo:hi])
+                powers.append(self.powers[self.rule_monomial[lo:hi]])
+            rule_ptr[i + 1] = rule_ptr[i] + (len(coef[-1]) if j >= 0 and
+                                             self.node_kind[j] == LINEAR else 0)
+        return Tree(
+            kind=kind, feature=feature, threshold=threshold, child_ptr=child_ptr, child=child,
+            value=value, label=label, n_features=self.n_features, rule_ptr=rule_ptr,
+            rule_coef=np.concatenate(coef) if coef else np.zeros(0),
+            rule_powers=(np.concatenate(powers) if powers
+                         else np.zeros((0, self.n_features), np.int64)),
+            feature_names=self.feature_names, class_names=self.class_names,
+            categories=self.categories,
+        )
+
+    # ---------------------------------------------------------------------- export
+    def save(self, file: Any) -> None:
+        """Write the compiled form to an ``.npz`` file (no pickled objects inside).
+
+        Holds ``S``, ``t``, ``B``, ``v`` and the optional arrays, plus the names as JSON;
+        :meth:`load` reads it back.
+        """
+        meta = {"format": _FORMAT, "feature_names": _listify(self.feature_names),
+                "class_names": _listify(self.class_names),
+                "categories": None if self.categories is None else
+                [_listify(c) for c in self.categories]}
+        np.savez_compressed(file, meta=np.array(json.dumps(meta)),
+                            **{a: getattr(self, a) for a in self._ARRAYS})
+
+    @classmethod
+    def load(cls, file: Any) -> CompiledTree:
+        """Read a compiled tree written by :meth:`save`."""
+        with np.load(file, allow_pickle=False) as data:
+            if "meta" not in data:
+                raise ValueError("not an exactree compiled tree (.npz without 'meta')")
+            meta = json.loads(str(data["meta"]))
+            if meta.get("format") != _FORMAT:
+                raise ValueError(f"not an exactree compiled tree (format {meta.get('format')!r})")
+            arrays = {a: data[a] for a in cls._ARRAYS}
+        S, t, B, v = (arrays.pop(a) for a in ("S", "t", "B", "v"))
+        return cls(S, t, B, v, **arrays, feature_names=meta["feature_names"],
+                   class_names=meta["class_names"], categories=meta["categories"])
+
+
+def _listify(x: Any) -> Any:
+    if x is None:
+        return None
+    return [v.item() if isinstance(v, np.generic) else v for v in x]
+
+
+def compile_tree(tree: Tree) -> CompiledTree:
+    """Compile ``tree`` into ``(S, t, B, v)``; the body of :meth:`Tree.compile`.
+
+    Categorical (multiway) nodes are expanded into chains of binary ``code <= c + 0.5`` tests
+    first (codes are integers), so any tree compiles; :meth:`CompiledTree.apply` still reports
+    the original leaf ids, and prediction rejects category codes the tree has no slot for.
+    """
+    leaf_origin = None
+    codes: list[tuple[int, int]] = []
+    if np.any(tree.kind == CATEGORICAL):
+        for i in np.flatnonzero(tree.kind == CATEGORICAL):
+            codes.append((int(tree.feature[i]), len(tree.children(i))))
+        per_feature: dict[int, int] = {}
+        for f, c in codes:  # the smallest slot count of a column is the safe range for it
+            per_feature[f] = min(c, per_feature.get(f, c))
+        codes = sorted(per_feature.items())
+        tree, leaf_origin = _expand_categorical(tree)
+    order, first, end = _dfs(tree)
+    internal = [i for i in order if tree.kind[i] != LEAF]
+    leaves = [i for i in order if tree.kind[i] == LEAF]
+    n_leaves, n_int = len(leaves), len(internal)
+    B = np.ones((n_leaves, n_int), np.uint8)
+    basis: dict[tuple[int, ...], int] = {
+        tuple(np.eye(tree.n_features, dtype=np.int64)[f].tolist()): f
+        for f in range(tree.n_features)}
+    S_rows: list[dict[int, float]] = []
+    node_kind = np.empty(n_int, np.int8)
+    rule_ptr, rule_mono, rule_coef = [0], [], []
+    for j, i in enumerate(internal):
+        lc = tree.children(i)[0]
+        B[first[lc]:end[lc], j] = 0
+        row: dict[int, float] = {}
+        node_kind[j] = tree.kind[i]
+        if tree.kind[i] == THRESHOLD:
+            row[int(tree.feature[i])] = 1.0
+        else:
+            lo, hi = tree.rule_ptr[i], tree.rule_ptr[i + 1]
+            for c, p in zip(tree.rule_coef[lo:hi], tree.rule_powers[lo:hi]):
+                m = basis.setdefault(tuple(p.tolist()), len(basis))
+                row[m] = row.get(m, 0.0) + float(c)
+                rule_mono.append(m)
+                rule_coef.append(float(c))
+        rule_ptr.append(len(rule_mono))
+        S_rows.append(row)
+    S = np.zeros((n_int, len(basis)))
+    for j, row in enumerate(S_rows):
+        for m, c in row.items():
+            S[j, m] = c
+    powers = np.zeros((len(basis), tree.n_features), np.int64)
+    for p, m in basis.items():
+        powers[m] = p
+    leaf_node = np.array(leaves, np.int64)
+    if leaf_origin is not None:
+        leaf_node = leaf_origin[leaf_node]
+    return CompiledTree(
+        S, tree.threshold[internal], B, tree.value[leaves], labels=tree.label[leaves],
+        powers=powers, node_kind=node_kind, rule_ptr=rule_ptr, rule_monomial=rule_mono,
+        rule_coef=rule_coef, leaf_node=leaf_node, feature_names=tree.feature_names,
+        class_names=tree.class_names, categories=tree.categories, category_codes=codes)
+
+
+# ------------------------------------------------------------------------------- dispatch
+_CACHE: dict[int, tuple[weakref.ref, CompiledTree]] = {}
+
+
+def _cached(tree: Tree) -> CompiledTree:
+    """The compiled form of ``tree``, compiled once per tree object (held while it lives)."""
+    key = id(tree)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is tree:
+        return hit[1]
+    compiled = compile_tree(tree)
+    _CACHE[key] = (weakref.ref(tree, lambda _, k=key: _CACHE.pop(k, None)), compiled)
+    return compiled
+
+
+def predict_leaves(tree: Tree, X: Any, *, method: str = "auto") -> np.ndarray:
+    """Leaf id of every row of ``X`` under ``tree``: compiled kernel or traversal.
+
+    ``method="auto"`` compiles the tree once (cached while the tree object lives) and uses the
+    bitvector kernel from :data:`COMPILED_MIN_ROWS` rows on, :meth:`Tree.apply` below that;
+    ``"compiled"`` and ``"traversal"`` force one. The ids are identical either way.
+    """
+    if method not in ("auto", "compiled", "traversal"):
+        raise ValueError(f"method must be 'auto', 'compiled' or 'traversal', got {method!r}")
+    X = tree._check_X(X)
+    if method == "traversal" or (method == "auto" and len(X) < COMPILED_MIN_ROWS):
+        return tree.apply(X)
+    return _cached(tree).apply(X)
+
+
+# --------------------------------------------------------------------- array-library shim
+def _foreign(X: Any) -> bool:
+    """True for a torch tensor or an array-API array that is not a NumPy array."""
+    if isinstance(X, (np.ndarray, list, tuple)) or X is None:
+        return False
+    return type(X).__module__.split(".")[0] == "torch" or hasattr(X, "__array_namespace__")
+
+
+class _Ops:
+    """The handful of array operations the compiled formula needs, for torch or an array-API
+    namespace (jax.numpy, array_api_strict, ...). Nothing is imported: the namespace comes from
+    the input array itself, so neither library is a dependency."""
+
+    def __init__(self, X: Any) -> None:
+        self.torch = type(X).__module__.split(".")[0] == "torch"
+        if self.torch:
+            import sys
+            self.xp = sys.modules["torch"]
+        else:
+            self.xp = X.__array_namespace__()
+        self.device = X.device
+
+    def ndim(self, X: Any) -> int:
+        return X.ndim
+
+    def shape(self, X: Any) -> tuple[int, ...]:
+        return tuple(X.shape)
+
+    def floating(self, X: Any) -> Any:
+        if self.torch:
+            return X if X.dtype in (self.xp.float32, self.xp.float64) else X.to(self.xp.float32)
+        if X.dtype in (self.xp.float32, self.xp.float64):
+            return X
+        return self.xp.astype(X, self.xp.float32)
+
+    def is_float32(self, X: Any) -> bool:
+        return X.dtype == self.xp.float32
+
+    def all_finite(self, X: Any) -> bool:
+        return bool(self.xp.all(self.xp.isfinite(X)))
+
+    def asarray(self, a: np.ndarray, like: Any, integer: bool = False) -> Any:
+        dtype = self.xp.int64 if integer else like.dtype
+        if self.torch:
+            return self.xp.as_tensor(np.asarray(a), dtype=dtype, device=self.device)
+        return self.xp.asarray(np.asarray(a), dtype=dtype, device=self.device)
+
+    def astype(self, a: Any, like: Any) -> Any:
+        return a.to(like.dtype) if self.torch else self.xp.astype(a, like.dtype)
+
+    def take_cols(self, X: Any, idx: Any) -> Any:
+        return X[:, idx] if self.torch else self.xp.take(X, idx, axis=1)
+
+    def take_rows(self, table: Any, rows: Any) -> Any:
+        return table[rows] if self.torch else self.xp.take(table, rows, axis=0)
+
+    def concat(self, parts: list[Any]) -> Any:
+        return self.xp.cat(parts, dim=1) if self.torch else self.xp.concat(parts, axis=1)
+
+    def argmax_rows(self, a: Any) -> Any:
+        return self.xp.argmax(a, dim=1) if self.torch else self.xp.argmax(a, axis=1)
+
+    def zeros_int(self, n: int, like: Any) -> Any:
+        return self.xp.zeros(n, dtype=self.xp.int64, device=self.device)
+
+    def prod_powers(self, X: Any, Pt: Any) -> Any:
+        """``prod_f X[:, f] ** Pt[f, m]`` for every monomial ``m`` (columns of ``Pt``)."""
+        if self.torch:
+            return self.xp.prod(X[:, :, None] ** Pt[None, :, :], dim=1)
+        return self.xp.prod(X[:, :, None] ** Pt[None, :, :], axis=1)
