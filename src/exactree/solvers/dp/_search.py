@@ -1,0 +1,440 @@
+"""MurTree's depth- and size-limited branch-and-bound search (paper Algorithms 1-2), in Numba.
+
+The recursion of Eq. 1 runs on an explicit stack of frames (one per tree level) so the kernel
+can be cached on disk. A frame walks its configurations (feature, left-child budget); each
+child is first *resolved* without a frame where possible -- from the cache, by a lower bound
+at or above its upper bound, as a leaf, or by the depth-2 solver -- and only otherwise gets a
+frame of its own.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit, objmode
+
+from ._bits import count_andnot, count_bits, popcount, set_bits
+from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
+from ._depth2 import leaf_cost, solve_depth2
+
+INF = np.inf
+
+# Switches (indices into `flags`).
+USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS = range(6)
+# Statistics (indices into `stats`).
+ST_FRAMES, ST_DEPTH2, ST_CACHE_HITS, ST_PRUNED, ST_LEAVES = range(5)
+# Frame phases.
+ADVANCE, FIRST_DONE, SECOND_DONE, WAIT_FIRST, WAIT_SECOND = range(5)
+# Kernel outcome.
+DONE, TIMED_OUT = 0, 1
+
+
+@njit(cache=True)
+def _class_weights(bits, class_bits, labels, weights, unit, idx, out):
+    K = class_bits.shape[0]
+    if unit:
+        for k in range(K):
+            out[k] = 0.0
+            for w in range(bits.shape[0]):
+                out[k] += popcount(bits[w] & class_bits[k, w])
+    else:
+        for k in range(K):
+            out[k] = 0.0
+        n = set_bits(bits, idx)
+        for t in range(n):
+            out[labels[idx[t]]] += weights[idx[t]]
+
+
+@njit(cache=True)
+def _now():
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit(cache=True)
+def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
+           zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
+           index, keys, meta, bounds, split, state, stats, ws_count, ws_map, ws_act, ws_pos,
+           ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok):
+    """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
+    most ``budget`` branching nodes, looking for a cost below ``root_ub``.
+
+    Returns ``(outcome, cost, lower_bound, feature, left_budget, right_budget, size, keys, meta,
+    bounds, split)``: ``cost`` is INF when no tree below ``root_ub`` exists (then ``lower_bound`` >=
+    ``root_ub``); ``feature`` is the root split (-1 for a leaf). On TIMED_OUT the cost is the
+    best complete tree found at the root and ``lower_bound`` a proven bound on the optimum.
+    """
+    m, W = F.shape
+    K = class_bits.shape[0]
+    P = prefix_len
+    n = labels.shape[0]
+    idx = np.empty(n, np.int64)
+    tmp = np.empty(P + depth + 1, np.int64)
+    cw = np.empty(K)
+    d2 = np.empty((5, 4))
+    # Frames, indexed by level below the prefix.
+    Lmax = depth + 1
+    fr_bits = np.empty((Lmax, W), np.uint64)
+    left_bits = np.empty((Lmax, W), np.uint64)
+    right_bits = np.empty((Lmax, W), np.uint64)
+    fr_hash = np.zeros(Lmax, np.int64)
+    fr_depth = np.zeros(Lmax, np.int64)
+    fr_budget = np.zeros(Lmax, np.int64)
+    fr_ub_in = np.zeros(Lmax)
+    fr_ub = np.zeros(Lmax)
+    fr_lb = np.zeros(Lmax)
+    fr_leaf = np.zeros(Lmax)
+    fr_best = np.zeros(Lmax)
+    fr_bfeat = np.zeros(Lmax, np.int64)
+    fr_bnl = np.zeros(Lmax, np.int64)
+    fr_bsize = np.zeros(Lmax, np.int64)
+    fr_refined = np.zeros(Lmax)
+    fr_f = np.zeros(Lmax, np.int64)
+    fr_nl = np.zeros(Lmax, np.int64)
+    fr_nl_lo = np.zeros(Lmax, np.int64)
+    fr_phase = np.zeros(Lmax, np.int64)
+    fr_first_left = np.zeros(Lmax, np.bool_)
+    fr_lb1 = np.zeros(Lmax)  # lower bounds of the first/second child of the current config
+    fr_lb2 = np.zeros(Lmax)
+    fr_c1 = np.zeros(Lmax)
+    fr_c1_lb = np.zeros(Lmax)
+    fr_c1_size = np.zeros(Lmax, np.int64)
+    fr_c2 = np.zeros(Lmax)
+    fr_c2_lb = np.zeros(Lmax)
+    fr_c2_size = np.zeros(Lmax, np.int64)
+
+    h0 = 0
+    for i in range(P):
+        h0 ^= zob[path[i]]
+
+    # ---- resolve the root without a frame if possible
+    fr_bits[0, :] = root_bits
+    res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
+                   weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
+                   meta, bounds, split, state, stats, ws_count, ws_map, ws_act, ws_pos, ws_bits,
+                   ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+    keys, meta, bounds, split = res[4], res[5], res[6], res[7]
+    if res[0] == 0:
+        e = find(index, keys, meta, h0, path, P, tmp)
+        feat, nl, nr = -1, 0, 0
+        if e >= 0 and res[1] < INF:
+            s = meta[e, 2] + budget
+            feat, nl, nr = split[s, 0], split[s, 1], split[s, 2]
+        return DONE, res[1], res[2], feat, nl, nr, res[3], keys, meta, bounds, split
+
+    top = 0
+    _push(0, fr_bits, h0, depth, budget, root_ub, res[2], class_bits, labels, weights, unit, idx,
+          cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat,
+          fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo, fr_phase, stats)
+    out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
+    ticks = 0
+    timed_out = False
+    while top >= 0:
+        L = top
+        ticks += 1
+        if deadline < INF and (ticks & 255) == 0 and _now() > deadline:
+            timed_out = True
+            break
+        d = fr_depth[L]
+        if fr_phase[L] == ADVANCE:
+            if fr_best[L] <= fr_lb[L]:
+                fr_f[L] = m  # the incumbent meets the lower bound: nothing can beat it
+            # next configuration: smaller left budget, else the next usable feature
+            if fr_f[L] < m and fr_nl[L] > fr_nl_lo[L]:
+                fr_nl[L] -= 1
+            else:
+                f = fr_f[L] + 1
+                while f < m:
+                    cnt_l = 0
+                    cnt_r = 0
+                    for w in range(W):
+                        a = fr_bits[L, w] & F[f, w]
+                        b = fr_bits[L, w] & ~F[f, w]
+                        left_bits[L, w] = a
+                        right_bits[L, w] = b
+                        cnt_l += popcount(a)
+                        cnt_r += popcount(b)
+                    if cnt_l >= min_leaf and cnt_r >= min_leaf:
+                        break
+                    f += 1
+                fr_f[L] = f
+                cmax = (1 << (d - 1)) - 1
+                nb = fr_budget[L] - 1
+                fr_nl[L] = min(nb, cmax)
+                fr_nl_lo[L] = max(0, nb - cmax)
+            if fr_f[L] >= m:
+                # ---- finish this frame
+                e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split, state,
+                           flags, tmp)
+                keys, meta, bounds, split = e[1], e[2], e[3], e[4]
+                ent = e[0]
+                if fr_best[L] < fr_ub_in[L]:
+                    rc, rlb, rs = fr_best[L], fr_best[L], fr_bsize[L]
+                    store_optimal(meta, bounds, split, ent, fr_budget[L], rc, fr_bfeat[L],
+                                  fr_bnl[L], rs)
+                else:
+                    rlb = min(fr_leaf[L], fr_refined[L]) if flags[USE_REFINED_LB] else 0.0
+                    rlb = max(max(rlb, fr_ub_in[L]), fr_lb[L])
+                    rc, rs = INF, -1
+                    store_lower_bound(meta, bounds, ent, fr_budget[L], rlb)
+                _archive(fr_bits[L], d, ent, meta, bounds, arch_bits, arch_lb, arch_ok, flags)
+                top -= 1
+                if top < 0:
+                    out_cost, out_lb, out_size = rc, rlb, rs
+                    out_feat, out_nl = fr_bfeat[L], fr_bnl[L]
+                    out_nr = fr_budget[L] - 1 - fr_bnl[L]
+                    break
+                if fr_phase[top] == WAIT_FIRST:
+                    fr_c1[top], fr_c1_lb[top], fr_c1_size[top] = rc, rlb, rs
+                    fr_phase[top] = FIRST_DONE
+                else:
+                    fr_c2[top], fr_c2_lb[top], fr_c2_size[top] = rc, rlb, rs
+                    fr_phase[top] = SECOND_DONE
+                continue
+            # ---- evaluate a configuration: bounds first
+            f = fr_f[L]
+            nl = fr_nl[L]
+            nr = fr_budget[L] - 1 - nl
+            hl = fr_hash[L] ^ zob[2 * f + 1]
+            hr = fr_hash[L] ^ zob[2 * f]
+            path[P + L] = 2 * f + 1
+            lbl = _bound(left_bits[L], hl, path, P + L + 1, d - 1, nl, index, keys, meta, bounds,
+                         flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+            path[P + L] = 2 * f
+            lbr = _bound(right_bits[L], hr, path, P + L + 1, d - 1, nr, index, keys, meta, bounds,
+                         flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+            if lbl + lbr >= fr_ub[L]:
+                stats[ST_PRUNED] += 1
+                fr_refined[L] = min(fr_refined[L], lbl + lbr)
+                continue
+            fr_first_left[L] = (lbl <= lbr) or not flags[USE_DYNAMIC_ORDER]
+            if fr_first_left[L]:
+                fr_lb1[L], fr_lb2[L] = lbl, lbr
+            else:
+                fr_lb1[L], fr_lb2[L] = lbr, lbl
+            child_is_left = fr_first_left[L]
+            ub_child = fr_ub[L] - fr_lb2[L] if flags[USE_UPPER_BOUNDS] else INF
+            nxt = FIRST_DONE
+        elif fr_phase[L] == FIRST_DONE:
+            if fr_c1[L] == INF:
+                fr_refined[L] = min(fr_refined[L], fr_c1_lb[L] + fr_lb2[L])
+                fr_phase[L] = ADVANCE
+                continue
+            child_is_left = not fr_first_left[L]
+            ub_child = fr_ub[L] - fr_c1[L] if flags[USE_UPPER_BOUNDS] else INF
+            nxt = SECOND_DONE
+        elif fr_phase[L] == SECOND_DONE:
+            total = fr_c1[L] + fr_c2[L]
+            if fr_c2[L] < INF and total < fr_ub[L]:
+                fr_best[L] = total
+                fr_ub[L] = total
+                fr_bfeat[L] = fr_f[L]
+                fr_bnl[L] = fr_nl[L]
+                fr_bsize[L] = 1 + fr_c1_size[L] + fr_c2_size[L]
+                fr_refined[L] = min(fr_refined[L], total)
+            else:
+                second = fr_c2[L] if fr_c2[L] < INF else fr_c2_lb[L]
+                fr_refined[L] = min(fr_refined[L], fr_c1[L] + second)
+            fr_phase[L] = ADVANCE
+            continue
+        else:
+            continue  # waiting: cannot happen for the top frame
+        # ---- resolve one child of the current configuration (first or second)
+        f = fr_f[L]
+        if child_is_left:
+            lit, cb, cbud = 2 * f + 1, left_bits[L], fr_nl[L]
+        else:
+            lit, cb, cbud = 2 * f, right_bits[L], fr_budget[L] - 1 - fr_nl[L]
+        path[P + L] = lit
+        hc = fr_hash[L] ^ zob[lit]
+        res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
+                       weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
+                       meta, bounds, split, state, stats, ws_count, ws_map, ws_act, ws_pos,
+                       ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+        keys, meta, bounds, split = res[4], res[5], res[6], res[7]
+        if res[0] == 0:
+            if nxt == FIRST_DONE:
+                fr_c1[L], fr_c1_lb[L], fr_c1_size[L] = res[1], res[2], res[3]
+            else:
+                fr_c2[L], fr_c2_lb[L], fr_c2_size[L] = res[1], res[2], res[3]
+            fr_phase[L] = nxt
+        else:
+            fr_phase[L] = WAIT_FIRST if nxt == FIRST_DONE else WAIT_SECOND
+            fr_bits[L + 1, :] = cb
+            _push(L + 1, fr_bits, hc, d - 1, cbud, ub_child, res[2], class_bits, labels, weights,
+                  unit, idx, cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf,
+                  fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo,
+                  fr_phase, stats)
+            top = L + 1
+    if timed_out:
+        # Best complete tree at the root, and a bound every unfinished configuration respects.
+        lb = min(fr_refined[0], fr_best[0])
+        lb = min(lb, _remaining_bound(fr_bits[0], fr_hash[0], path, P, depth, fr_budget[0],
+                                      fr_f[0], F, zob, min_leaf, index, keys, meta, bounds, flags,
+                                      arch_bits, arch_lb, arch_ok, max_weight, tmp, left_bits[0],
+                                      right_bits[0]))
+        lb = max(lb, fr_lb[0])
+        return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_budget[0] - 1 - fr_bnl[0],
+                fr_bsize[0], keys, meta, bounds, split)
+    return DONE, out_cost, out_lb, out_feat, out_nl, out_nr, out_size, keys, meta, bounds, split
+
+
+@njit(cache=True)
+def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, idx, cw, fr_hash,
+          fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat, fr_bnl,
+          fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo, fr_phase, stats):
+    stats[ST_FRAMES] += 1
+    _class_weights(fr_bits[L], class_bits, labels, weights, unit, idx, cw)
+    leaf = leaf_cost(cw)
+    fr_hash[L] = h
+    fr_depth[L] = d
+    fr_budget[L] = budget
+    fr_ub_in[L] = ub
+    fr_leaf[L] = leaf
+    fr_lb[L] = lb
+    if leaf < ub:  # the leaf is the first incumbent; look for strictly better trees
+        fr_best[L] = leaf
+        fr_ub[L] = leaf
+    else:
+        fr_best[L] = INF
+        fr_ub[L] = ub
+    fr_bfeat[L] = -1
+    fr_bnl[L] = 0
+    fr_bsize[L] = 0
+    fr_refined[L] = INF
+    fr_f[L] = -1
+    fr_nl[L] = 0
+    fr_nl_lo[L] = 0
+    fr_phase[L] = ADVANCE
+
+
+@njit(cache=True)
+def _entry(h, path, plen, d, index, keys, meta, bounds, split, state, flags, tmp):
+    if not flags[USE_CACHE]:
+        return -1, keys, meta, bounds, split
+    e = find(index, keys, meta, h, path, plen, tmp)
+    if e >= 0:
+        return e, keys, meta, bounds, split
+    return insert(index, keys, meta, bounds, split, state, h, path, plen, 1 << d, tmp)
+
+
+@njit(cache=True)
+def _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight):
+    """Lower bound from the last solved node of the same depth (MurTree section 4.5): removing
+    instances lowers the optimal cost by at most their weight."""
+    if not arch_ok[d]:
+        return 0.0
+    removed = count_andnot(arch_bits[d], bits)
+    return arch_lb[d, budget] - removed * max_weight
+
+
+@njit(cache=True)
+def _archive(bits, d, e, meta, bounds, arch_bits, arch_lb, arch_ok, flags):
+    if not flags[USE_SIMILARITY] or e < 0:
+        return
+    n_slots = 1 << d
+    arch_bits[d, :] = bits
+    for b in range(n_slots):
+        arch_lb[d, b] = lower_bound(meta, bounds, e, b, n_slots)
+    arch_ok[d] = True
+
+
+@njit(cache=True)
+def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arch_bits, arch_lb,
+           arch_ok, max_weight, tmp):
+    lb = 0.0
+    if flags[USE_CACHE]:
+        e = find(index, keys, meta, h, path, plen, tmp)
+        lb = lower_bound(meta, bounds, e, budget, 1 << d)
+    if flags[USE_SIMILARITY] and d > 0:
+        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight))
+    return lb
+
+
+@njit(cache=True)
+def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
+             row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
+             ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok,
+             idx, tmp, cw, d2):
+    """Settle a node without a frame when possible.
+
+    Returns ``(needs_frame, cost, lb, size, keys, meta, bounds, split)``; cost is INF when no
+    tree below ``ub`` exists. When a frame is needed, ``lb`` is the node's lower bound.
+    """
+    e = -1
+    n_slots = 1 << d
+    if flags[USE_CACHE]:
+        e = find(index, keys, meta, h, path, plen, tmp)
+        if e >= 0:
+            s = meta[e, 2] + budget
+            c = bounds[s, 1]
+            if c < INF:
+                stats[ST_CACHE_HITS] += 1
+                if c < ub:
+                    return 0, c, c, split[s, 3], keys, meta, bounds, split
+                return 0, INF, c, -1, keys, meta, bounds, split
+    lb = lower_bound(meta, bounds, e, budget, n_slots)
+    if flags[USE_SIMILARITY] and d > 0:
+        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight))
+    if lb >= ub:
+        stats[ST_PRUNED] += 1
+        return 0, INF, lb, -1, keys, meta, bounds, split
+    if d == 0 or budget == 0:
+        stats[ST_LEAVES] += 1
+        _class_weights(bits, class_bits, labels, weights, unit, idx, cw)
+        c = leaf_cost(cw)
+        if c < ub:
+            return 0, c, c, 0, keys, meta, bounds, split
+        return 0, INF, c, -1, keys, meta, bounds, split
+    if d <= 2 and flags[USE_DEPTH2]:
+        stats[ST_DEPTH2] += 1
+        n_node = set_bits(bits, idx)
+        solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, class_bits.shape[0],
+                     min_leaf, n_slots - 1, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N,
+                     d2)
+        if e < 0 and flags[USE_CACHE]:
+            r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
+            e, keys, meta, bounds, split = r
+        if e >= 0:
+            s = meta[e, 2]
+            for b in range(n_slots):
+                size = 0 if d2[1, b] < 0 else 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
+                bounds[s + b, 0] = d2[0, b]
+                bounds[s + b, 1] = d2[0, b]
+                split[s + b, 0] = np.int64(d2[1, b])
+                split[s + b, 1] = np.int64(d2[2, b])
+                split[s + b, 2] = max(size - 1 - np.int64(d2[2, b]), 0)
+                split[s + b, 3] = size
+            _archive(bits, d, e, meta, bounds, arch_bits, arch_lb, arch_ok, flags)
+        c = d2[0, budget]
+        size = 0 if d2[1, budget] < 0 else 1 + (d2[3, budget] >= 0) + (d2[4, budget] >= 0)
+        if c < ub:
+            return 0, c, c, size, keys, meta, bounds, split
+        return 0, INF, c, -1, keys, meta, bounds, split
+    return 1, INF, lb, -1, keys, meta, bounds, split
+
+
+@njit(cache=True)
+def _remaining_bound(bits, h, path, P, d, budget, f0, F, zob, min_leaf, index, keys, meta, bounds,
+                     flags, arch_bits, arch_lb, arch_ok, max_weight, tmp, lb_buf, rb_buf):
+    """Smallest child-bound sum over the root configurations from feature ``f0`` on."""
+    m, W = F.shape
+    best = INF
+    cmax = (1 << (d - 1)) - 1
+    for f in range(max(f0, 0), m):
+        for w in range(W):
+            lb_buf[w] = bits[w] & F[f, w]
+            rb_buf[w] = bits[w] & ~F[f, w]
+        if count_bits(lb_buf) < min_leaf or count_bits(rb_buf) < min_leaf:
+            continue
+        for nl in range(max(0, budget - 1 - cmax), min(budget - 1, cmax) + 1):
+            path[P] = 2 * f + 1
+            a = _bound(lb_buf, h ^ zob[2 * f + 1], path, P + 1, d - 1, nl, index, keys, meta,
+                       bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+            path[P] = 2 * f
+            b = _bound(rb_buf, h ^ zob[2 * f], path, P + 1, d - 1, budget - 1 - nl, index, keys,
+                       meta, bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+            best = min(best, a + b)
+    return best

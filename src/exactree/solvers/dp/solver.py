@@ -1,0 +1,226 @@
+"""MurTree for Python: optimal classification trees over binary features by dynamic programming
+and search (Demirovic et al., "MurTree", JMLR 2022).
+
+:class:`DPSolver` holds the packed data and the branch cache of one problem (data, depth,
+minimum leaf size); successive :meth:`DPSolver.solve` calls with growing node budgets reuse the
+cache, which is how the size-penalised objective and the node-budget path are computed
+(paper section 4.9.3).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._bits import pack_rows
+from ._cache import LEAF, UNKNOWN, Cache
+from ._depth2 import solve_depth2
+from ._search import (
+    DONE,
+    INF,
+    USE_CACHE,
+    USE_DEPTH2,
+    USE_DYNAMIC_ORDER,
+    USE_REFINED_LB,
+    USE_SIMILARITY,
+    USE_UPPER_BOUNDS,
+    search,
+)
+
+TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds")
+_FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
+                                    USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS)))
+STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
+
+
+@dataclass
+class BinaryNode:
+    """A node of a tree over binary features: ``feature`` is -1 at leaves; ``true``/``false`` are
+    the children for instances where the feature is 1 / 0; ``counts`` the class weights."""
+
+    feature: int
+    counts: np.ndarray
+    true: BinaryNode | None = None
+    false: BinaryNode | None = None
+
+    @property
+    def n_splits(self) -> int:
+        if self.feature < 0:
+            return 0
+        return 1 + self.true.n_splits + self.false.n_splits
+
+
+@dataclass
+class DPSolution:
+    tree: BinaryNode
+    cost: float
+    lower_bound: float
+    optimal: bool
+    stats: dict = field(default_factory=dict)
+
+
+class DPSolver:
+    """Minimum weighted misclassification trees of bounded depth and node count.
+
+    Parameters
+    ----------
+    X : bool array (n_samples, n_features) -- binary features (true/false).
+    y : int array of class indices ``0..n_classes-1``.
+    sample_weight : non-negative float array, or None for unit weights.
+    max_depth : depth limit (root alone is depth 0).
+    min_samples_leaf : least number of instances in every leaf.
+    cache_limit : most cache entries kept (memory bound; beyond it the search caches less).
+    techniques : switches for ablation, ``{name: bool}`` over :data:`TECHNIQUES`.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, *, sample_weight=None,
+                 max_depth: int = 3, min_samples_leaf: int = 1, cache_limit: int = 5_000_000,
+                 techniques: dict[str, bool] | None = None, seed: int = 0) -> None:
+        X = np.asarray(X, dtype=bool)
+        n, m = X.shape
+        self.n_classes = int(n_classes)
+        self.labels = np.ascontiguousarray(y, dtype=np.int64)
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        # Equal weights count as unit weights (popcount path); costs are scaled back.
+        self.scale = float(w[0]) if n and np.all(w == w[0]) and w[0] > 0 else 1.0
+        self.unit = bool(np.all(w == self.scale))
+        self.weights = np.ascontiguousarray(w / self.scale)
+        self.max_weight = float(self.weights.max()) if n else 1.0
+        self.max_depth = int(max_depth)
+        self.min_leaf = max(1, int(min_samples_leaf))
+        self.X = X
+        self.F = pack_rows(X.T) if m else np.zeros((0, max(1, (n + 63) // 64)), np.uint64)
+        self.class_bits = pack_rows(self.labels[None, :] == np.arange(self.n_classes)[:, None])
+        self.all_bits = pack_rows(np.ones((1, n), bool))[0]
+        rows, cols = np.nonzero(X)  # row-major order: each row's features ascending
+        self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+        self.row_feat = cols.astype(np.int64)
+        self.flags = np.ones(len(TECHNIQUES), np.bool_)
+        for name, on in (techniques or {}).items():
+            if name not in _FLAG_INDEX:
+                raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
+            self.flags[_FLAG_INDEX[name]] = bool(on)
+        rng = np.random.default_rng(seed)
+        self.zob = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=2 * m + 2,
+                                dtype=np.int64)
+        self.cache = Cache(self.max_depth, int(cache_limit))
+        D = self.max_depth
+        n_words_class = (n + 63) // 64 + self.n_classes
+        self._ws = (np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64),
+                    np.zeros(n, np.int64), np.zeros((m, n_words_class), np.uint64),
+                    np.zeros((self.n_classes, m, m)), np.zeros((m, m)))
+        self._archive = (np.zeros((D + 1, self.F.shape[1]), np.uint64),
+                         np.zeros((D + 1, 1 << D)), np.zeros(D + 1, np.bool_))
+        self.stats = np.zeros(len(STAT_NAMES), np.int64)
+
+    @property
+    def max_budget(self) -> int:
+        return (1 << self.max_depth) - 1
+
+    # ------------------------------------------------------------------ search
+    def _search(self, bits, path, depth, budget, ub, deadline):
+        path_buf = np.zeros(self.max_depth + 1, np.int64)
+        path_buf[: len(path)] = path
+        out = search(self.F, self.class_bits, self.labels, self.weights, self.unit,
+                     self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
+                     self.flags, bits, path_buf, len(path), depth, budget, ub, deadline,
+                     *self.cache.arrays()[:5], self.cache.state, self.stats, *self._ws,
+                     *self._archive)
+        self.cache.update((self.cache.index, *out[7:11], self.cache.state))
+        return out[:7]
+
+    def solve(self, max_nodes: int | None = None, *, upper_bound: float = INF,
+              time_limit: float | None = None) -> DPSolution | None:
+        """Optimal tree with at most ``max_nodes`` branching nodes (default: full depth).
+
+        ``upper_bound``: only trees strictly cheaper are sought; returns None when none exists.
+        With ``time_limit`` (seconds) the best tree found in time is returned, not optimal.
+        """
+        budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
+        deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
+        ub = upper_bound / self.scale if upper_bound < INF else INF
+        outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth, budget,
+                                                      ub, deadline)
+        if cost == INF:
+            if outcome == DONE:
+                return None
+            # Timed out before any tree below the bound: fall back to the leaf.
+            feat, nl, nr = LEAF, 0, 0
+        if self.max_depth <= 2 and self.flags[USE_DEPTH2] and outcome == DONE:
+            tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
+        else:
+            tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
+        cost = self._cost(tree)
+        return DPSolution(tree, cost, min(lb * self.scale, cost), outcome == DONE,
+                          dict(zip(STAT_NAMES, self.stats.tolist()),
+                               cache_entries=self.cache.n_entries))
+
+    # ------------------------------------------------------------------ reconstruction
+    def _counts(self, bits) -> np.ndarray:
+        idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
+        return np.bincount(self.labels[idx], weights=self.weights[idx] * self.scale,
+                           minlength=self.n_classes)
+
+    def _cost(self, node: BinaryNode) -> float:
+        if node.feature < 0:
+            return float(node.counts.sum() - node.counts.max())
+        return self._cost(node.true) + self._cost(node.false)
+
+    def _rebuild(self, bits, path, depth, feat, nl, nr) -> BinaryNode:
+        """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0)."""
+        node = BinaryNode(int(feat), self._counts(bits))
+        if feat < 0 or depth == 0:
+            node.feature = -1
+            return node
+        node.true = self._node(bits & self.F[feat], path + [2 * feat + 1], depth - 1, nl)
+        node.false = self._node(bits & ~self.F[feat], path + [2 * feat], depth - 1, nr)
+        return node
+
+    def _node(self, bits, path, depth, budget) -> BinaryNode:
+        """The optimal subtree of a branch, read from the cache or solved again."""
+        if budget == 0 or depth == 0:
+            return BinaryNode(-1, self._counts(bits))
+        if depth <= 2 and self.flags[USE_DEPTH2]:
+            return self._depth2_tree(bits, depth, budget)
+        feat, nl, nr = UNKNOWN, 0, 0
+        if self.flags[USE_CACHE]:
+            from ._cache import find
+
+            h = np.int64(0)
+            for lit in path:
+                h ^= self.zob[lit]
+            buf = np.array(path + [0], np.int64)
+            e = find(self.cache.index, self.cache.keys, self.cache.meta, h, buf, len(path),
+                     np.zeros(len(path) + 1, np.int64))
+            if e >= 0:
+                slot = self.cache.meta[e, 2] + budget
+                if self.cache.bounds[slot, 1] < INF:
+                    feat, nl, nr = self.cache.split[slot, :3]
+        if feat == UNKNOWN:  # not cached (limit reached or caching off): solve it again
+            _, _, _, feat, nl, nr, _ = self._search(bits, path, depth, budget, INF, INF)
+        return self._rebuild(bits, path, depth, feat, nl, nr)
+
+    def _depth2_tree(self, bits, depth, budget) -> BinaryNode:
+        idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
+        out = np.zeros((5, 4))
+        max_budget = min(budget, (1 << depth) - 1)
+        solve_depth2(idx, len(idx), self.labels, self.weights, self.unit, self.row_ptr,
+                     self.row_feat, self.n_classes, self.min_leaf, max_budget, *self._ws, out)
+        b = max_budget
+        root = int(out[1, b])
+        node = BinaryNode(root, self._counts(bits))
+        if root < 0:
+            return node
+        for side, child_feat in ((True, int(out[3, b])), (False, int(out[4, b]))):
+            child_bits = bits & self.F[root] if side else bits & ~self.F[root]
+            child = BinaryNode(child_feat, self._counts(child_bits))
+            if child_feat >= 0:
+                child.true = BinaryNode(-1, self._counts(child_bits & self.F[child_feat]))
+                child.false = BinaryNode(-1, self._counts(child_bits & ~self.F[child_feat]))
+            if side:
+                node.true = child
+            else:
+                node.false = child
+        return node
