@@ -48,6 +48,10 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeClassifierBase:
         """Fit the tree to ``X`` (array or DataFrame) and labels ``y``."""
+        return self._fit(X, y, sample_weight, self._solve)
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, solve) -> TreeClassifierBase:
+        """Validate and encode the input, run ``solve`` on it and store its result."""
         self._validate_params()
         X = self._check_X(X, reset=True)
         check_consistent_length(X, y)
@@ -56,7 +60,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
         start = time.perf_counter()
-        result = self._solve(X_encoded, y_index, w, self.encoder_.columns_)
+        result = solve(X_encoded, y_index, w, self.encoder_.columns_)
         self.fit_time_ = time.perf_counter() - start
         self._store(result)
         return self

@@ -1,0 +1,191 @@
+"""``OptimalTreeClassifier``: provably optimal depth- and size-limited trees (MurTree)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..data import Binarizer
+from ..data.encoding import Column
+from ..solvers.dp.convert import to_tree
+from ..solvers.dp.solver import TECHNIQUES, DPSolution, DPSolver
+from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
+from ..tree import Tree
+from .base import TreeClassifierBase
+
+
+@dataclass
+class PathPoint:
+    """One point of the node-budget path: the optimal tree with at most ``max_nodes`` splits."""
+
+    max_nodes: int
+    n_splits: int
+    objective: float  # weighted misclassifications
+    tree: Tree
+    optimal: bool
+
+
+class OptimalTreeClassifier(TreeClassifierBase):
+    """Decision tree with the least (weighted) training misclassification under depth and size
+    limits, found by dynamic programming and branch-and-bound (MurTree).
+
+    Numeric columns are binarised with every distinct midpoint by default, so the tree is
+    optimal over the raw values; categorical columns (pandas ``category``/strings, or those named
+    in ``categorical_features``) give ``column == value`` tests.
+
+    Parameters
+    ----------
+    max_depth : int, default=3
+        Most levels of splits (a single leaf has depth 0).
+    max_nodes : int or None, default=None
+        Most branching nodes; None allows the full ``2**max_depth - 1``.
+    min_samples_leaf : int, default=1
+        Least number of training rows in every leaf.
+    cost_complexity : float, default=0.0
+        ``alpha`` of the objective ``misclassified weight / total weight + alpha * splits``;
+        solved exactly by optimal trees of every node budget from one shared cache.
+    time_limit : float or None, default=None
+        Seconds; past it the best tree found is returned with ``status_ == "time_limit"``.
+    thresholds : {"exact", "boundary"}, default="exact"
+        Numeric threshold candidates (see :mod:`exactree.data.binarize`); "boundary" is
+        smaller but can miss the optimum of trees deeper than one split.
+    max_thresholds : int or None, default=None
+        Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee.
+    categorical_features : list of int or str, or None
+        Numeric-coded columns to treat as categories.
+    cache_limit : int, default=5_000_000
+        Most cached branches (memory bound; beyond it the search only slows down).
+    techniques : dict or None
+        Switch search techniques off for ablation, e.g. ``{"similarity": False}``; names in
+        :data:`exactree.solvers.dp.solver.TECHNIQUES`. Results never change, only speed.
+
+    Attributes
+    ----------
+    tree_ : Tree
+    objective_ : float
+        Weighted misclassifications (``cost_complexity == 0``) or the penalised objective.
+    lower_bound_, upper_bound_, gap_ : float
+    status_ : str
+        "optimal", "time_limit" or "optimal_on_binarized" (capped/boundary thresholds).
+    path_ : list of PathPoint
+        After :meth:`fit_path`, the optimal tree of every node budget.
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, 30, closed="both")],
+        "max_nodes": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "cost_complexity": [Interval(Real, 0, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "thresholds": [StrOptions({"exact", "boundary"})],
+        "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+        "categorical_features": ["array-like", None],
+        "cache_limit": [Interval(Integral, 1, None, closed="left")],
+        "techniques": [dict, None],
+    }
+
+    def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
+                 min_samples_leaf: int = 1, cost_complexity: float = 0.0,
+                 time_limit: float | None = None, thresholds: str = "exact",
+                 max_thresholds: int | None = None, categorical_features: Any = None,
+                 cache_limit: int = 5_000_000, techniques: dict | None = None) -> None:
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.cost_complexity = cost_complexity
+        self.time_limit = time_limit
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+        self.categorical_features = categorical_features
+        self.cache_limit = cache_limit
+        self.techniques = techniques
+
+    # ------------------------------------------------------------------ solving
+    def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                 columns: list[Column]) -> DPSolver:
+        if self.techniques:
+            unknown = set(self.techniques) - set(TECHNIQUES)
+            if unknown:
+                raise ValueError(f"unknown techniques {sorted(unknown)}; known: {TECHNIQUES}")
+        self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(X, y, columns, w)
+        self.n_binary_features_ = self.binarizer_.n_features_out
+        self._columns = columns
+        return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
+                        max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                        cache_limit=self.cache_limit, techniques=self.techniques)
+
+    def _tree(self, solution: DPSolution) -> Tree:
+        return to_tree(solution.tree, self.binarizer_, self._columns, len(self.classes_))
+
+    def _status(self, proven: bool) -> str:
+        if not proven:
+            return TIME_LIMIT
+        return OPTIMAL if self.binarizer_.exact_ else OPTIMAL_ON_BINARIZED
+
+    def _solve(self, X, y, sample_weight, columns) -> SolveResult:
+        solver = self._prepare(X, y, sample_weight, columns)
+        if self.cost_complexity == 0:
+            sol = solver.solve(self.max_nodes, time_limit=self.time_limit)
+            return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
+                               self._status(sol.optimal), stats=sol.stats)
+        return self._solve_penalised(solver, float(sample_weight.sum()))
+
+    def _solve_penalised(self, solver: DPSolver, total: float) -> SolveResult:
+        """Min ``cost / total + alpha * splits`` by solving growing node budgets (section 4.9.3):
+        a tree first found at budget b has b splits, so budgets stop once ``alpha * b`` reaches
+        the best objective."""
+        alpha = self.cost_complexity
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        max_budget = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
+                                                                           solver.max_budget)
+        best, best_obj, lower, proven = None, np.inf, None, True
+        prev_cost = np.inf
+        for b in range(max_budget + 1):
+            if alpha * b >= best_obj:
+                break
+            left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+            sol = solver.solve(b, upper_bound=prev_cost, time_limit=left)
+            if sol is None:  # nothing cheaper with b splits than with fewer
+                continue
+            obj = sol.cost / total + alpha * sol.tree.n_splits
+            if obj < best_obj:
+                best, best_obj = sol, obj
+            prev_cost = min(prev_cost, sol.cost)
+            if not sol.optimal:
+                proven = False
+                lower = min(best_obj, sol.lower_bound / total + alpha * b, alpha * (b + 1))
+                break
+            if sol.cost == 0:
+                break
+        lower = best_obj if proven else lower
+        return SolveResult(self._tree(best), best_obj, lower, self._status(proven),
+                           stats=dict(best.stats, cache_entries=solver.cache.n_entries))
+
+    def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[PathPoint]:
+        """Fit the optimal tree of every node budget ``0..max_nodes`` from one shared cache.
+
+        The estimator ends fitted with the largest budget's tree; the path is returned and kept
+        in ``path_``. ``cost_complexity`` and ``time_limit`` do not apply here.
+        """
+        self._fit(X, y, sample_weight, self._solve_path)
+        return self.path_
+
+    def _solve_path(self, X, y, sample_weight, columns) -> SolveResult:
+        solver = self._prepare(X, y, sample_weight, columns)
+        max_budget = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
+                                                                           solver.max_budget)
+        path: list[PathPoint] = []
+        prev = None
+        for b in range(max_budget + 1):
+            sol = solver.solve(b, upper_bound=np.inf if prev is None else prev.cost)
+            sol = prev if sol is None else sol
+            path.append(PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), True))
+            prev = sol
+        self.path_ = path
+        return SolveResult(path[-1].tree, prev.cost, prev.cost, self._status(True),
+                           stats=prev.stats)
