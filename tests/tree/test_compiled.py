@@ -82,7 +82,7 @@ def inputs(draw, categorical=False):
 def assert_same_predictions(tree: Tree, X: np.ndarray) -> None:
     ct = tree.compile()
     leaves = tree.apply(X)
-    for method in ("bitvector", "matmul"):
+    for method in ("bitvector", "walk", "matmul", "auto"):
         np.testing.assert_array_equal(ct.apply(X, method=method), leaves)
         np.testing.assert_array_equal(ct.predict(X, method=method), tree.predict(X))
         np.testing.assert_array_equal(ct.predict_proba(X, method=method), tree.predict_proba(X))
@@ -100,7 +100,8 @@ def test_paper_example():
     ct = CompiledTree(PAPER_S, PAPER_T, PAPER_B, np.eye(6))
     # Section 2.2: x = (2, 1, 2, 2) reaches v5; with no false node the first leaf.
     np.testing.assert_array_equal(ct.leaf_rows([[2, 1, 2, 2], [1, 1, 2, 3]]), [4, 0])
-    np.testing.assert_array_equal(ct.leaf_rows([[2, 1, 2, 2]], method="matmul"), [4])
+    for method in ("matmul", "walk", "bitvector"):
+        np.testing.assert_array_equal(ct.leaf_rows([[2, 1, 2, 2]], method=method), [4])
     # Section 3: root, its left child, that child's left and right-left nodes, then the root's
     # right child: preorder is columns 0, 1, 3, 4, 2.
     np.testing.assert_array_equal(check_bitvector_matrix(PAPER_B), [0, 1, 3, 4, 2])
@@ -180,7 +181,8 @@ def test_any_column_order_gives_the_same_tree(tree, rnd):
     assert shuffled.to_tree() == tree
     X = np.array(list(itertools.product(GRID, repeat=N_FEATURES)))
     np.testing.assert_array_equal(shuffled.apply(X, method="matmul"), tree.apply(X))
-    np.testing.assert_array_equal(shuffled.apply(X), tree.apply(X))
+    np.testing.assert_array_equal(shuffled.apply(X, method="bitvector"), tree.apply(X))
+    np.testing.assert_array_equal(shuffled.apply(X, method="walk"), tree.apply(X))
 
 
 def test_save_load(tmp_path):

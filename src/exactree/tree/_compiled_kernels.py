@@ -13,51 +13,75 @@ from numba import njit
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+_BLOCK = 256  # rows per block: the block's columns and masks stay in L1
 
 
 @njit(cache=True, nogil=True)
-def leaf_rows_bitvector(X, Z, feature, zcol, thr, bits, init, out):  # pragma: no cover - jitted
-    """Leaf row (index into ``B``) of every row of ``X``, by the bitvector AND of the false nodes.
+def leaf_rows_bitvector(X, Z, cols, src, thr, bits, init, out):  # pragma: no cover - jitted
+    """Leaf row (index into ``B``) of every row of ``X``, by the bitvector AND of false nodes.
 
     Zhang's ``argmax(B h)`` with ``h = [z > t]`` picks the first leaf whose bit is set in every
     false node's bitvector (the proof of his Theorem 1); ANDing packed bitvectors finds the same
     leaf with ``W = ceil(L / 64)`` word operations per node instead of ``L`` multiply-adds.
 
-    ``X`` (n, d) and ``Z`` (n, k): raw columns and precomputed oblique rule values; node ``j``
-    reads ``X[:, feature[j]]`` when ``feature[j] >= 0`` and ``Z[:, zcol[j]]`` otherwise.
-    ``bits`` (n_internal, W): bit ``r % 64`` of word ``r // 64`` is ``B[r, j]``. ``init`` (W):
-    the bits of existing leaves. The update is branch-free: a row going left (``z <= t``) ANDs
-    an all-ones word, so random inputs cost no branch mispredictions.
+    Rows go in blocks of 256. A block's needed inputs are first copied column-wise into ``buf``:
+    the columns ``cols`` of ``X``, then the precomputed oblique rule values ``Z`` (n, k). Node
+    ``j`` reads ``buf[src[j]]``. Every node then updates all rows of the block with a
+    branch-free AND (a row going left ANDs all ones), a loop over contiguous memory that the
+    compiler vectorises. ``bits`` (n_internal, W): bit ``r % 64`` of word ``r // 64`` is
+    ``B[r, j]``; ``init`` (W) has the bits of the existing leaves.
     """
     n = X.shape[0]
     n_int = thr.shape[0]
     n_words = bits.shape[1]
+    n_cols = cols.shape[0]
+    n_z = Z.shape[1]
     full = ~_ZERO
-    if n_words == 1:
-        start = init[0]
-        for i in range(n):
-            m = start
-            for j in range(n_int):
-                f = feature[j]
-                z = X[i, f] if f >= 0 else Z[i, zcol[j]]
-                off = full if z > thr[j] else _ZERO
-                m &= bits[j, 0] | ~off
-            low = m & (~m + _ONE)
-            out[i] = math.frexp(float(low))[1] - 1 if m != _ZERO else 0
-        return
-    m = np.empty(n_words, np.uint64)
-    for i in range(n):
+    buf = np.empty((n_cols + n_z, _BLOCK), np.float64)
+    mask = np.empty((n_words, _BLOCK), np.uint64)
+    off = np.empty(_BLOCK, np.uint64)
+    for a in range(0, n, _BLOCK):
+        cnt = min(n - a, _BLOCK)
+        for i in range(cnt):
+            for c in range(n_cols):
+                buf[c, i] = X[a + i, cols[c]]
+            for c in range(n_z):
+                buf[n_cols + c, i] = Z[a + i, c]
         for w in range(n_words):
-            m[w] = init[w]
+            for i in range(cnt):
+                mask[w, i] = init[w]
         for j in range(n_int):
+            s = src[j]
+            t = thr[j]
+            for i in range(cnt):
+                off[i] = full if buf[s, i] > t else _ZERO
+            for w in range(n_words):
+                keep = bits[j, w]
+                for i in range(cnt):
+                    mask[w, i] &= keep | ~off[i]
+        for i in range(cnt):
+            out[a + i] = 0
+            for w in range(n_words):
+                m = mask[w, i]
+                if m != _ZERO:
+                    low = m & (~m + _ONE)
+                    out[a + i] = 64 * w + math.frexp(float(low))[1] - 1
+                    break
+
+
+@njit(cache=True, nogil=True)
+def leaf_rows_walk(X, Z, feature, zcol, thr, left, right, root, out):  # pragma: no cover
+    """Leaf row of every row of ``X`` by walking from the root: ``O(depth)`` per row.
+
+    The structure is the one decoded from ``B`` (``left``/``right`` per internal node: a node
+    index, or ``-1 - r`` for leaf row ``r``). Deep trees are faster this way than with the
+    ``O(n_internal)`` bitvector kernel. Node ``j`` reads ``X[:, feature[j]]`` when
+    ``feature[j] >= 0``, else the precomputed rule value ``Z[:, zcol[j]]``.
+    """
+    for i in range(X.shape[0]):
+        j = root
+        while j >= 0:
             f = feature[j]
             z = X[i, f] if f >= 0 else Z[i, zcol[j]]
-            off = full if z > thr[j] else _ZERO
-            for w in range(n_words):
-                m[w] &= bits[j, w] | ~off
-        out[i] = 0
-        for w in range(n_words):
-            if m[w] != _ZERO:
-                low = m[w] & (~m[w] + _ONE)
-                out[i] = 64 * w + math.frexp(float(low))[1] - 1
-                break
+            j = right[j] if z > thr[j] else left[j]
+        out[i] = -1 - j

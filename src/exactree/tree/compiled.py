@@ -42,23 +42,27 @@ import numpy as np
 
 from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder
 
-__all__ = ["CompiledTree", "check_bitvector_matrix", "compile_tree", "predict_leaves",
-           "COMPILED_MIN_ROWS"]
+__all__ = ["BITVECTOR_MAX_INTERNAL", "COMPILED_MIN_ROWS", "CompiledTree",
+           "check_bitvector_matrix", "compile_tree", "predict_leaves"]
 
 #: ``predict_leaves`` uses the compiled kernel from this many rows on (see
 #: ``benchmarks/bench_compiled.py``; below it the one-off costs are not paid back).
 COMPILED_MIN_ROWS = 1
 
+#: ``method="auto"`` uses the bitvector kernel up to this many internal nodes, the walk above.
+BITVECTOR_MAX_INTERNAL = 63
+
 _FORMAT = "exactree.CompiledTree/1"
 
 
 # ---------------------------------------------------------------------------------- structure
-def _decode(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _decode(B: np.ndarray) -> tuple[np.ndarray, ...]:
     """Check ``B`` against the structural rules and recover the tree it encodes.
 
-    Returns ``(order, lo, mid)``: ``order`` lists the columns in preorder; column ``j`` splits
-    the leaf range ``[lo[j], hi)`` into a left part ``[lo[j], mid[j])`` and a right part
-    ``[mid[j], hi)``. Raises ``ValueError`` naming the first violated rule.
+    Returns ``(order, lo, mid, left, right)``: ``order`` lists the columns in preorder; column
+    ``j`` splits the leaf range ``[lo[j], hi)`` into a left part ``[lo[j], mid[j])`` and a right
+    part ``[mid[j], hi)``; ``left[j]``/``right[j]`` are its children, a column index or
+    ``-1 - r`` for leaf row ``r``. Raises ``ValueError`` naming the first violated rule.
     """
     if B.ndim != 2:
         raise ValueError(f"B must be a 2-D matrix, got {B.ndim} dimensions")
@@ -90,11 +94,14 @@ def _decode(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 raise ValueError(f"columns {a[1]} and {b[1]} of B are equal: no tree has two "
                                  "nodes with the same left subtree")
     order = np.empty(n_int, np.int64)
+    children = np.empty((2, n_int), np.int64)
     used = 0
-    stack = [(0, n_leaves)]
+    stack = [(0, n_leaves, -1, 0)]  # (leaf range, parent column, slot)
     while stack:  # preorder: the node splitting [a, b) is the column whose 0-block is the
-        a, b = stack.pop()  # longest one starting at a and ending before b
+        a, b, parent, slot = stack.pop()  # longest one starting at a and ending before b
         if b - a == 1:
+            if parent >= 0:
+                children[slot, parent] = -1 - a
             continue
         best = None
         for m, j in by_start.get(a, ()):
@@ -105,12 +112,14 @@ def _decode(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 f"B is not a tree: no column splits the leaves {a}..{b - 1} (the 0-blocks of "
                 "the columns do not nest like the left subtrees of a binary tree)")
         m, j = best
+        if parent >= 0:
+            children[slot, parent] = j
         order[used] = j
         used += 1
-        stack.append((m, b))
-        stack.append((a, m))
+        stack.append((m, b, j, 1))
+        stack.append((a, m, j, 0))
     # Every column was placed at most once (distinct blocks) and used == L-1 here, so all were.
-    return order, lo, mid
+    return order, lo, mid, children[0], children[1]
 
 
 def check_bitvector_matrix(B: Any) -> np.ndarray:
@@ -243,7 +252,7 @@ class CompiledTree:
         self.B = np.asarray(B)
         if self.B.ndim == 2 and np.all((self.B == 0) | (self.B == 1)):
             self.B = self.B.astype(np.uint8)
-        self._order, self._lo, self._mid = _decode(self.B)
+        self._order, self._lo, self._mid, self._left, self._right = _decode(self.B)
         n_leaves, n_int = self.B.shape
         self.S = np.asarray(S, np.float64)
         if self.S.ndim != 2 or self.S.shape[0] != n_int:
@@ -344,6 +353,12 @@ class CompiledTree:
         """Arrays the prediction kernels need, derived once."""
         n_leaves, n_int = self.B.shape
         self._linear = np.flatnonzero(self.node_kind == LINEAR)
+        # Kernel inputs: the X columns the axis-parallel nodes read, then the LINEAR values.
+        self._cols = np.unique(self.feature[self.node_kind == THRESHOLD]).astype(np.int64)
+        self._src = np.empty(n_int, np.int64)
+        axis = self.node_kind == THRESHOLD
+        self._src[axis] = np.searchsorted(self._cols, self.feature[axis])
+        self._src[self._linear] = len(self._cols) + np.arange(len(self._linear))
         self._zcol = np.zeros(n_int, np.int64)
         self._zcol[self._linear] = np.arange(len(self._linear))
         n_words = max(1, (n_leaves + 63) // 64)
@@ -421,46 +436,63 @@ class CompiledTree:
     def _chunk_rows(self) -> int:
         return max(1024, (1 << 21) // max(1, self.n_leaves, len(self._linear)))
 
-    def leaf_rows(self, X: Any, *, method: str = "bitvector") -> np.ndarray:
+    def leaf_rows(self, X: Any, *, method: str = "auto") -> np.ndarray:
         """Row of ``B`` (leaf position, left to right) every row of ``X`` reaches.
 
-        ``method="bitvector"``: Numba kernel ANDing the packed bitvectors of the false nodes.
-        ``method="matmul"``: the formula ``argmax(B σ(S x − t))`` literally, in NumPy (float32
-        matrix product of the 0/1 step outputs with ``Bᵀ``, exact for fewer than 2²⁴ nodes).
-        Both give the same rows.
+        All methods give the same rows:
+
+        - ``"bitvector"``: Numba kernel evaluating every node and ANDing the packed bitvectors
+          of the false nodes (Zhang's formula, QuickScorer-style); vectorised over rows,
+          ``O(n_internal)`` work per row.
+        - ``"walk"``: Numba kernel walking the structure decoded from ``B`` root to leaf,
+          ``O(depth)`` work per row; faster for large trees.
+        - ``"matmul"``: the formula ``argmax(B σ(S x − t))`` literally, in NumPy (float32
+          product of the 0/1 step outputs with ``Bᵀ``; exact below 2²⁴ nodes). A reference and
+          the template of the torch/jax path, not a fast one on CPUs.
+        - ``"auto"``: ``"bitvector"`` up to :data:`BITVECTOR_MAX_INTERNAL` internal nodes,
+          else ``"walk"`` (crossover measured in ``benchmarks/bench_compiled.py``).
         """
         X = self._check_X(X)
         return self._leaf_rows(X, method)
 
     def _leaf_rows(self, X: np.ndarray, method: str) -> np.ndarray:
+        if method == "auto":
+            method = "bitvector" if self.n_internal <= BITVECTOR_MAX_INTERNAL else "walk"
+        if method not in ("bitvector", "walk", "matmul"):
+            raise ValueError(f"method must be 'auto', 'bitvector', 'walk' or 'matmul', got "
+                             f"{method!r}")
         n = len(X)
         out = np.zeros(n, np.int64)
         if self.n_internal == 0:
             return out
-        if method == "bitvector":
-            from ._compiled_kernels import leaf_rows_bitvector
+        if method in ("bitvector", "walk"):
+            from ._compiled_kernels import leaf_rows_bitvector, leaf_rows_walk
             step = self._chunk_rows() if len(self._linear) else max(n, 1)
             for a in range(0, n, step):
                 Xc = X[a:a + step]
                 Z = self._linear_values(Xc) if len(self._linear) else np.zeros((len(Xc), 0))
-                leaf_rows_bitvector(Xc, Z, self.feature, self._zcol, self.t, self._bits,
-                                    self._init, out[a:a + step])
+                if method == "bitvector":
+                    leaf_rows_bitvector(Xc, Z, self._cols, self._src, self.t, self._bits,
+                                        self._init, out[a:a + step])
+                else:
+                    leaf_rows_walk(Xc, Z, self.feature, self._zcol, self.t, self._left,
+                                   self._right, self._order[0], out[a:a + step])
             return out
-        if method != "matmul":
-            raise ValueError(f"method must be 'bitvector' or 'matmul', got {method!r}")
         axis = np.flatnonzero(self.node_kind == THRESHOLD)
         step = self._chunk_rows()
         for a in range(0, n, step):
             Xc = X[a:a + step]
-            Z = np.empty((len(Xc), self.n_internal), np.float64)
-            Z[:, axis] = Xc[:, self.feature[axis]]
             if len(self._linear):
+                Z = np.empty((len(Xc), self.n_internal), np.float64)
+                Z[:, axis] = Xc[:, self.feature[axis]]
                 Z[:, self._linear] = self._linear_values(Xc)
+            else:
+                Z = Xc[:, self.feature]
             H = (Z > self.t).astype(np.float32)  # σ(Sx − t) without rounding the difference
             out[a:a + step] = np.argmax(H @ self._Bt32, axis=1)
         return out
 
-    def apply(self, X: Any, *, method: str = "bitvector") -> Any:
+    def apply(self, X: Any, *, method: str = "auto") -> Any:
         """Leaf id every row reaches: the same ids as :meth:`Tree.apply` of the source tree.
 
         ``X`` may also be a ``torch`` tensor or an array-API array (e.g. ``jax``); the result
@@ -470,13 +502,13 @@ class CompiledTree:
             return self._apply_xp(X)
         return self.leaf_node[self.leaf_rows(X, method=method)]
 
-    def predict(self, X: Any, *, method: str = "bitvector") -> Any:
+    def predict(self, X: Any, *, method: str = "auto") -> Any:
         """Class index predicted for every row (as :meth:`Tree.predict`)."""
         if _foreign(X):
             return self._apply_xp(X, self.labels)
         return self.labels[self.leaf_rows(X, method=method)]
 
-    def predict_proba(self, X: Any, *, method: str = "bitvector") -> Any:
+    def predict_proba(self, X: Any, *, method: str = "auto") -> Any:
         """Class probabilities of each row's leaf (as :meth:`Tree.predict_proba`)."""
         if _foreign(X):
             return self._apply_xp(X, self._proba)
