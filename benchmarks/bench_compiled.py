@@ -4,13 +4,17 @@ For trees of depth 2..8 (a scikit-learn ``DecisionTreeClassifier`` fitted on ran
 exactree ``Tree`` of exactly the same shape and thresholds) and batches of 1e3..1e6 rows, prints
 rows/second of:
 
-- ``bitvec``: ``CompiledTree.apply`` with the Numba bitvector-AND kernel (Zhang / QuickScorer);
-- ``matmul``: ``CompiledTree.apply(method="matmul")``, the formula ``argmax(B σ(Sx − t))`` in NumPy;
+- ``walk``: ``CompiledTree.apply`` with the Numba root-to-leaf kernel over the structure decoded
+  from ``B`` (the default, ``method="auto"``);
+- ``bitvec``: the Numba bitvector-AND kernel (Zhang's formula evaluated QuickScorer-style);
+- ``matmul``: the formula ``argmax(B σ(Sx − t))`` literally, NumPy float32 matrix product;
 - ``traverse``: exactree's own ``Tree.apply`` (level-by-level NumPy traversal);
 - ``sklearn``: ``DecisionTreeClassifier.predict``;
 
-plus the ratios bitvec/traverse and bitvec/sklearn (higher = compiled faster). Every run checks
-that all four agree on every row. Usage: ``python benchmarks/bench_compiled.py [--quick]``.
+plus speed-up ratios of the compiled kernels over ``traverse`` and ``sklearn`` (higher = compiled
+faster). Every run checks that all paths agree on every row. Everything runs single-threaded
+(BLAS limited to one thread) so the comparison is per core.
+Usage: ``python benchmarks/bench_compiled.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
 
 from exactree.tree import Tree
 from exactree.tree.compiled import predict_leaves
@@ -78,9 +83,11 @@ def main() -> None:
     sklearn_to_tree(clf).compile().apply(Xall[:10])
     print(f"first kernel call (Numba compile or cache load): {time.perf_counter() - start:.2f} s")
 
-    header = (f"{'depth':>5} {'leaves':>6} {'rows':>9} | {'bitvec':>9} {'matmul':>9} "
-              f"{'traverse':>9} {'sklearn':>9} | {'bv/trav':>7} {'bv/skl':>7} {'mm/trav':>7}")
-    print("throughput in million rows / second (higher is better)")
+    methods = ("walk", "bitvec", "matmul", "traverse", "sklearn")
+    header = (f"{'depth':>5} {'leaves':>6} {'rows':>9} | "
+              + " ".join(f"{m:>8}" for m in methods)
+              + f" | {'walk/trav':>9} {'walk/skl':>8} {'bv/trav':>7} {'bv/skl':>7}")
+    print("throughput in million rows / second (higher is better); ratios = speed-ups")
     print(header)
     print("-" * len(header))
     for depth in depths:
@@ -94,23 +101,27 @@ def main() -> None:
                 continue
             X = Xall[:n]
             leaves = tree.apply(X)
-            assert np.array_equal(ct.apply(X), leaves)
-            assert np.array_equal(ct.apply(X, method="matmul"), leaves)
+            for method in ("walk", "bitvector", "matmul"):
+                assert np.array_equal(ct.apply(X, method=method), leaves)
             assert np.array_equal(clf.apply(X), leaves)  # same node ids by construction
             assert np.array_equal(predict_leaves(tree, X), leaves)
+            few = n >= 1_000_000  # the slow paths get one timing at 1e6 rows
             times = {
-                "bitvec": best_time(lambda: ct.apply(X)),
-                "matmul": best_time(lambda: ct.apply(X, method="matmul")),
-                "traverse": best_time(lambda: tree.apply(X)),
+                "walk": best_time(lambda: ct.apply(X, method="walk")),
+                "bitvec": best_time(lambda: ct.apply(X, method="bitvector")),
+                "matmul": best_time(lambda: ct.apply(X, method="matmul"),
+                                    max_reps=1 if few else 7),
+                "traverse": best_time(lambda: tree.apply(X), max_reps=2 if few else 7),
                 "sklearn": best_time(lambda: clf.predict(X)),
             }
             rate = {k: n / v / 1e6 for k, v in times.items()}
-            print(f"{depth:>5} {tree.n_leaves:>6} {n:>9} | {rate['bitvec']:>9.2f} "
-                  f"{rate['matmul']:>9.2f} {rate['traverse']:>9.2f} {rate['sklearn']:>9.2f} | "
-                  f"{times['traverse'] / times['bitvec']:>7.1f} "
-                  f"{times['sklearn'] / times['bitvec']:>7.1f} "
-                  f"{times['traverse'] / times['matmul']:>7.1f}", flush=True)
-        print(f"      (compile of the depth-{depth} tree: {compile_ms:.2f} ms)")
+            print(f"{depth:>5} {tree.n_leaves:>6} {n:>9} | "
+                  + " ".join(f"{rate[m]:>8.2f}" for m in methods)
+                  + f" | {times['traverse'] / times['walk']:>9.1f}"
+                  f" {times['sklearn'] / times['walk']:>8.1f}"
+                  f" {times['traverse'] / times['bitvec']:>7.1f}"
+                  f" {times['sklearn'] / times['bitvec']:>7.1f}", flush=True)
+        print(f"      (compiling the depth-{depth} tree: {compile_ms:.2f} ms)")
 
     # Crossover for predict_leaves: smallest batches, compiled (cached) vs traversal.
     print("\nsmall batches, depth 5 (microseconds per call):")
@@ -125,4 +136,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with threadpool_limits(1):
+        main()

@@ -42,15 +42,12 @@ import numpy as np
 
 from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder
 
-__all__ = ["BITVECTOR_MAX_INTERNAL", "COMPILED_MIN_ROWS", "CompiledTree",
+__all__ = ["COMPILED_MIN_ROWS", "CompiledTree",
            "check_bitvector_matrix", "compile_tree", "predict_leaves"]
 
 #: ``predict_leaves`` uses the compiled kernel from this many rows on (see
 #: ``benchmarks/bench_compiled.py``; below it the one-off costs are not paid back).
 COMPILED_MIN_ROWS = 1
-
-#: ``method="auto"`` uses the bitvector kernel up to this many internal nodes, the walk above.
-BITVECTOR_MAX_INTERNAL = 63
 
 _FORMAT = "exactree.CompiledTree/1"
 
@@ -442,22 +439,22 @@ class CompiledTree:
         All methods give the same rows:
 
         - ``"bitvector"``: Numba kernel evaluating every node and ANDing the packed bitvectors
-          of the false nodes (Zhang's formula, QuickScorer-style); vectorised over rows,
+          of the false nodes (Zhang's formula, QuickScorer-style); vectorised over rows, but
           ``O(n_internal)`` work per row.
         - ``"walk"``: Numba kernel walking the structure decoded from ``B`` root to leaf,
           ``O(depth)`` work per row; faster for large trees.
         - ``"matmul"``: the formula ``argmax(B σ(S x − t))`` literally, in NumPy (float32
           product of the 0/1 step outputs with ``Bᵀ``; exact below 2²⁴ nodes). A reference and
           the template of the torch/jax path, not a fast one on CPUs.
-        - ``"auto"``: ``"bitvector"`` up to :data:`BITVECTOR_MAX_INTERNAL` internal nodes,
-          else ``"walk"`` (crossover measured in ``benchmarks/bench_compiled.py``).
+        - ``"auto"``: currently ``"walk"``, which was the fastest at every depth (2..8) and batch
+          size measured in ``benchmarks/bench_compiled.py`` on a CPU.
         """
         X = self._check_X(X)
         return self._leaf_rows(X, method)
 
     def _leaf_rows(self, X: np.ndarray, method: str) -> np.ndarray:
         if method == "auto":
-            method = "bitvector" if self.n_internal <= BITVECTOR_MAX_INTERNAL else "walk"
+            method = "walk"
         if method not in ("bitvector", "walk", "matmul"):
             raise ValueError(f"method must be 'auto', 'bitvector', 'walk' or 'matmul', got "
                              f"{method!r}")
