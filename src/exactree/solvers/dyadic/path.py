@@ -46,20 +46,30 @@ class PathResult:
     evaluations: int           # exact searches run (penalty values visited)
     visited: list[int]         # rectangles visited by each search
     lams: list[float]          # every penalty visited, in order
+    complete: bool = True      # False when max_evaluations stopped the search
 
 
 def _same(a: DyadicSolution, b: DyadicSolution, tol: float) -> bool:
     return a.leaves == b.leaves and abs(a.err - b.err) <= tol
 
 
+class _Budget(Exception):
+    """The evaluation budget of a (benchmark) path search ran out."""
+
+
 class _Runner:
-    def __init__(self, problem: DyadicProblem, prune: bool) -> None:
-        self.problem, self.prune = problem, prune
+    def __init__(self, problem: DyadicProblem, prune: bool, max_evaluations: int | None) -> None:
+        self.problem, self.prune, self.max_evaluations = problem, prune, max_evaluations
+        self.found: list[DyadicSolution] = []
         self.visited: list[int] = []
         self.lams: list[float] = []
 
     def __call__(self, lam: float, more_leaves: bool = True) -> DyadicSolution:
+        if self.max_evaluations is not None and len(self.lams) >= self.max_evaluations:
+            raise _Budget
         sol = solve(self.problem, lam, prune=self.prune, more_leaves=more_leaves)
+        if not any(_same(sol, f, self.problem.tol) for f in self.found):
+            self.found.append(sol)
         self.visited.append(sol.visited)
         self.lams.append(lam)
         return sol
@@ -143,23 +153,33 @@ def _adaptive(problem: DyadicProblem, run: _Runner, heuristic: bool,
 
 
 def compute_path(problem: DyadicProblem, *, search: str = "hull", prune: bool = True,
-                 l_bound: int | None = None) -> PathResult:
-    """All distinct solution values of ``min error + lam * leaves`` over ``lam > 0``."""
+                 l_bound: int | None = None, max_evaluations: int | None = None) -> PathResult:
+    """All distinct solution values of ``min error + lam * leaves`` over ``lam > 0``.
+
+    ``max_evaluations`` (for benchmarks) stops after that many exact searches; the result then
+    holds the solutions found so far and ``complete=False``.
+    """
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-    run = _Runner(problem, prune)
-    if search == "hull":
-        sols = _hull(problem, run)
-    else:
-        if l_bound is None:
-            from .search import greedy_leaf_bound
-            l_bound = greedy_leaf_bound(problem)
-        sols = _adaptive(problem, run, search == "adaptive_heuristic", l_bound)
+    run = _Runner(problem, prune, max_evaluations)
+    complete = True
+    try:
+        if search == "hull":
+            sols = _hull(problem, run)
+        else:
+            if l_bound is None:
+                from .search import greedy_leaf_bound
+                l_bound = greedy_leaf_bound(problem)
+            sols = _adaptive(problem, run, search == "adaptive_heuristic", l_bound)
+    except _Budget:
+        complete = False
+        sols = sorted({(s.leaves, round(s.err, 9)): s for s in run.found}.values(),
+                      key=lambda s: s.leaves)
     # Lemma 3 intervals: (e_i - e_{i+1}) / (l_{i+1} - l_i) < lam <= (e_{i-1} - e_i) / (l_i - l_{i-1})
     high = [math.inf] + [(a.err - b.err) / (b.leaves - a.leaves) for a, b in zip(sols, sols[1:])]
     low = high[1:] + [0.0]
     return PathResult(solutions=sols, lam_low=low, lam_high=high, evaluations=len(run.lams),
-                      visited=run.visited, lams=run.lams)
+                      visited=run.visited, lams=run.lams, complete=complete)
 
 
 def original_list_size(err_units: int, l_bound: int) -> int:

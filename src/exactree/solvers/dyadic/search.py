@@ -80,7 +80,8 @@ class DyadicSolution:
     leaves: int
     visited: int               # rectangles visited (= stored in the hash table)
     heuristic: float           # largest local break-point below lam (-1: none)
-    table: tuple               # (keys, split, label, u, P) for tree reconstruction
+    nodes: dict                # packed key -> (split coordinate or -1, label) of the optimal
+                               # tree's occupied rectangles (the hash table itself is dropped)
 
 
 def _group(cells: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, int]:
@@ -250,7 +251,8 @@ def solve(problem: DyadicProblem, lam: float, *, prune: bool = True, more_leaves
                        bool(more_leaves), bool(prune), int(init_cap), int(seed))
     keys, t_err, t_leaves, t_split, t_label, u, P, visited, heur, e, l = out
     return DyadicSolution(lam=float(lam), err=float(e), leaves=int(l), visited=int(visited),
-                          heuristic=float(heur), table=(keys, t_split, t_label, u, int(P)))
+                          heuristic=float(heur),
+                          nodes=_extract(problem.kvec, (keys, t_split, t_label, u, int(P))))
 
 
 def _bit_layout(kvec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,14 +261,34 @@ def _bit_layout(kvec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return shift, mask
 
 
-def _lookup(table: tuple, key: int, shift: np.ndarray, mask: np.ndarray) -> int:
-    keys, _, _, u, P = table
-    h = rect_hash(np.int64(key), shift, mask, u, P)
-    while keys[h] >= 0:
-        if keys[h] == key:
-            return h
-        h = h + 1 if h + 1 < P else 0
-    raise KeyError("rectangle missing from the table: solver/table mismatch")
+def _root_key(kvec: np.ndarray, shift: np.ndarray) -> int:
+    key = 0
+    for i, ki in enumerate(kvec.tolist()):
+        key |= (1 << ki) << int(shift[i])
+    return key
+
+
+def _extract(kvec: np.ndarray, table: tuple) -> dict[int, tuple[int, int]]:
+    """Walk the optimal tree in the hash table; a child missing from it is empty."""
+    keys, t_split, t_label, u, P = table
+    shift, mask = _bit_layout(kvec)
+    nodes: dict[int, tuple[int, int]] = {}
+    stack = [_root_key(kvec, shift)]
+    while stack:
+        key = stack.pop()
+        h = rect_hash(np.int64(key), shift, mask, u, P)
+        while keys[h] >= 0 and keys[h] != key:
+            h = h + 1 if h + 1 < P else 0
+        if keys[h] < 0:
+            continue  # empty rectangle: never stored
+        split = int(t_split[h])
+        nodes[key] = (split, int(t_label[h]))
+        if split >= 0:
+            s = (key >> int(shift[split])) & int(mask[split])
+            half = (s & -s) // 2
+            stack.append(key - (half << int(shift[split])))
+            stack.append(key + (half << int(shift[split])))
+    return nodes
 
 
 def build_tree(problem: DyadicProblem, sol: DyadicSolution) -> Tree:
@@ -276,11 +298,8 @@ def build_tree(problem: DyadicProblem, sol: DyadicSolution) -> Tree:
     """
     kvec = problem.kvec
     shift, mask = _bit_layout(kvec)
-    _, t_split, t_label, _, _ = sol.table
     builder = TreeBuilder(problem.n_features, problem.n_classes)
-    root_key = 0
-    for i, ki in enumerate(kvec.tolist()):
-        root_key |= (1 << ki) << int(shift[i])
+    root_key = _root_key(kvec, shift)
     all_rows = np.arange(len(problem.cells))
     # Iterative post-order: (key, rows, parent label, expanded?)
     stack: list[tuple[int, np.ndarray, int, bool]] = [(root_key, all_rows, 0, False)]
@@ -291,8 +310,9 @@ def build_tree(problem: DyadicProblem, sol: DyadicSolution) -> Tree:
         if len(rows) == 0:
             results.append(builder.leaf(value, parent_label))
             continue
-        slot = _lookup(sol.table, key, shift, mask)
-        split, label = int(t_split[slot]), int(t_label[slot])
+        if key not in sol.nodes:
+            raise KeyError("an occupied rectangle of the solution is missing: solver bug")
+        split, label = sol.nodes[key]
         if split < 0:
             results.append(builder.leaf(value, label))
             continue
