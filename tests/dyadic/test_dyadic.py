@@ -247,3 +247,28 @@ _EXPECTED_FAILED = {
                          expected_failed_checks=lambda est: _EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_cv_option_chooses_a_path_penalty_by_cross_validation():
+    from sklearn.model_selection import StratifiedKFold
+
+    X = np.random.default_rng(9).random((200, 2))
+    y = ((np.floor(X[:, 0] * 2) + np.floor(X[:, 1] * 2)) % 2).astype(int)
+    y[::13] ^= 1
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    est = DyadicTreeClassifier(cv=cv).fit(X, y)
+    assert len(est.cv_errors_) == len(est.path_) == len(est.cv_penalties_)
+    best = int(np.argmin(est.cv_errors_))
+    assert est.cv_errors_[best] == est.cv_errors_.min()
+    e = est.path_[best]
+    assert e.penalty_low < est.penalty_ <= e.penalty_high and est.tree_.n_leaves == e.n_leaves
+    # Recompute one candidate's CV error by hand with single fits.
+    c = est.cv_penalties_[best]
+    manual = 0
+    for tr, va in cv.split(X, y):
+        m = DyadicTreeClassifier(penalty=c).fit(X[tr], y[tr])
+        manual += np.sum(m.predict(X[va]) != y[va])
+    assert manual / len(y) == pytest.approx(est.cv_errors_[best])
+    assert est.tree_.feature_names == est.path_[0].tree.feature_names
+    with pytest.raises(ValueError, match="either penalty or cv"):
+        DyadicTreeClassifier(cv=3, penalty=0.1).fit(X, y)

@@ -75,6 +75,11 @@ class DyadicTreeClassifier(TreeClassifierBase):
         ``min(n_hat * prod(k_i + 1), prod(2**(k_i+1) - 1))`` exceeds this (~80 bytes each).
     path_search : {"hull", "adaptive", "adaptive_heuristic"}, default="hull"
         Penalty search of :meth:`fit_path` (see :mod:`exactree.solvers.dyadic.path`).
+    cv : int, cross-validation splitter or None, default=None
+        Choose the penalty by cross-validation over the path (as CART's pruning does): one
+        representative penalty per interval of the full-data path, scored by the (weighted,
+        cost-sensitive) validation error of each fold's own optimal tree; ties go to the larger
+        penalty. ``penalty`` must then be None. Sets ``cv_penalties_`` and ``cv_errors_``.
 
     Attributes
     ----------
@@ -97,11 +102,13 @@ class DyadicTreeClassifier(TreeClassifierBase):
         "lookahead": ["boolean"],
         "max_rectangles": [Interval(Integral, 1, None, closed="left")],
         "path_search": [StrOptions(set(SEARCHES))],
+        "cv": [None, "cv_object"],
     }
 
     def __init__(self, *, penalty: float | None = None, max_splits_per_dim: Any = "auto",
                  loss: Any = None, compress: bool = True, lookahead: bool = True,
-                 max_rectangles: int = 10_000_000, path_search: str = "hull") -> None:
+                 max_rectangles: int = 10_000_000, path_search: str = "hull",
+                 cv: Any = None) -> None:
         self.penalty = penalty
         self.max_splits_per_dim = max_splits_per_dim
         self.loss = loss
@@ -109,6 +116,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         self.lookahead = lookahead
         self.max_rectangles = max_rectangles
         self.path_search = path_search
+        self.cv = cv
 
     # ------------------------------------------------------------------ fitting
     def _problem(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -127,18 +135,21 @@ class DyadicTreeClassifier(TreeClassifierBase):
             if loss.shape != (K, K):
                 raise ValueError(f"loss must have shape ({K}, {K}) for the {K} classes in y, got "
                                  f"{loss.shape}")
+        problem = prepare(X, y, w, K, loss=loss, max_splits=self._k_param(X), compress=self.compress,
+                          max_rectangles=self.max_rectangles)
+        self.k_ = problem.k.copy()
+        self.bounding_box_ = np.vstack([problem.lower, problem.upper])
+        self.penalty_ = float(self.penalty) if self.penalty is not None else 2.0 / problem.total_weight
+        return problem
+
+    def _k_param(self, X: np.ndarray) -> Any:
         k = self.max_splits_per_dim
         if not isinstance(k, str | Integral):
             k = np.asarray(k)
             if k.shape != (X.shape[1],) or not np.issubdtype(k.dtype, np.integer):
                 raise ValueError(f"max_splits_per_dim must be 'auto', an int or {X.shape[1]} ints "
                                  f"(one per feature), got {self.max_splits_per_dim!r}")
-        problem = prepare(X, y, w, K, loss=loss, max_splits=k, compress=self.compress,
-                          max_rectangles=self.max_rectangles)
-        self.k_ = problem.k.copy()
-        self.bounding_box_ = np.vstack([problem.lower, problem.upper])
-        self.penalty_ = float(self.penalty) if self.penalty is not None else 2.0 / problem.total_weight
-        return problem
+        return k
 
     def _result(self, problem: DyadicProblem, sol: DyadicSolution, tree: Tree,
                 extra: dict) -> SolveResult:
@@ -151,7 +162,14 @@ class DyadicTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
+        for stale in ("path_", "path_stats_", "cv_penalties_", "cv_errors_", "selected_index_",
+                      "validation_errors_"):
+            self.__dict__.pop(stale, None)
         problem = self._problem(X, y, sample_weight, columns)
+        if self.cv is not None:
+            if self.penalty is not None:
+                raise ValueError("set either penalty or cv, not both: cv chooses the penalty")
+            return self._solve_cv(problem, X, y, sample_weight)
         if getattr(self, "_path_mode", False):
             return self._solve_path(problem)
         sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead)
@@ -177,6 +195,52 @@ class DyadicTreeClassifier(TreeClassifierBase):
         return self._result(problem, res.solutions[idx], entries[idx].tree,
                             {"path_evaluations": res.evaluations, "path_index": idx})
 
+    def _loss_matrix(self) -> np.ndarray:
+        K = len(self.classes_)
+        return (1.0 - np.eye(K)) if self.loss is None else np.asarray(self.loss, np.float64)
+
+    def _solve_cv(self, problem: DyadicProblem, X: np.ndarray, y: np.ndarray,
+                  w: np.ndarray) -> SolveResult:
+        from sklearn.model_selection import check_cv
+
+        full = compute_path(problem, search=self.path_search, prune=self.lookahead)
+        Wt = problem.total_weight
+        # One penalty inside every interval (low, high] of the full-data path.
+        cands = []
+        for lo, hi in zip(full.lam_low, full.lam_high):
+            lo, hi = lo / Wt, hi / Wt
+            cands.append(2 * lo if not math.isfinite(hi) else (hi / 2 if lo == 0 else math.sqrt(lo * hi)))
+        cands = np.asarray(cands)
+        L = self._loss_matrix()
+        errs = np.zeros(len(cands))
+        splitter = check_cv(self.cv, y, classifier=True)
+        K = len(self.classes_)
+        for tr, va in splitter.split(X, y):
+            if not np.any(w[tr] > 0):
+                continue
+            p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
+                        max_splits=self._k_param(X), compress=self.compress,
+                        max_rectangles=self.max_rectangles)
+            res = compute_path(p, search=self.path_search, prune=self.lookahead)
+            preds = {}
+            for c_i, c in enumerate(cands):
+                lam = c * p.total_weight
+                j = next((i for i, (lo, hi) in enumerate(zip(res.lam_low, res.lam_high))
+                          if lo < lam <= hi), len(res.solutions) - 1)
+                if j not in preds:
+                    preds[j] = build_tree(p, res.solutions[j]).predict(X[va])
+                errs[c_i] += float(np.sum(w[va] * L[y[va], preds[j]]))
+        errs /= w.sum()
+        best = int(np.flatnonzero(errs <= errs.min() + 1e-12)[0])  # largest penalty on ties
+        self.cv_penalties_, self.cv_errors_ = cands, errs
+        self.penalty_ = float(cands[best])
+        entries = [DyadicPathEntry(tree=build_tree(problem, s), error=problem.to_fraction(s.err),
+                                   n_leaves=s.leaves, penalty_low=lo / Wt, penalty_high=hi / Wt)
+                   for s, lo, hi in zip(full.solutions, full.lam_low, full.lam_high)]
+        self.path_ = entries
+        return self._result(problem, full.solutions[best], entries[best].tree,
+                            {"path_evaluations": full.evaluations, "path_index": best})
+
     def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[DyadicPathEntry]:
         """Fit every distinct optimal tree over all penalties; return them, smallest first.
 
@@ -188,11 +252,14 @@ class DyadicTreeClassifier(TreeClassifierBase):
             self.fit(X, y, sample_weight)
         finally:
             del self._path_mode
-        for e in self.path_:
+        return self.path_
+
+    def _store(self, result: SolveResult) -> None:
+        super()._store(result)
+        for e in getattr(self, "path_", ()):  # path trees get the same names as tree_
             e.tree.feature_names = self.tree_.feature_names
             e.tree.class_names = self.tree_.class_names
             e.tree.categories = self.tree_.categories
-        return self.path_
 
     def select_by_validation(self, X: Any, y: Any, sample_weight: Any = None) -> DyadicTreeClassifier:
         """Keep the path tree with the least (weighted, cost-sensitive) error on ``(X, y)``.
@@ -210,8 +277,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         if np.any(self.classes_[pos] != y):
             raise ValueError("y holds labels not seen in fit")
         w = check_sample_weight(sample_weight, len(y))
-        K = len(self.classes_)
-        L = (1.0 - np.eye(K)) if self.loss is None else np.asarray(self.loss, np.float64)
+        L = self._loss_matrix()
         errs = np.array([float(np.sum(w * L[pos, e.tree.predict(Xe)])) / w.sum() for e in self.path_])
         idx = int(np.flatnonzero(errs <= errs.min() + 1e-12)[0])
         e = self.path_[idx]
