@@ -1,0 +1,87 @@
+"""Optimal proper decision trees with oblique, polynomial, axis-parallel or mixed splits
+(He & Little): the scikit-learn estimator."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..data.encoding import Column
+from ..solvers.proper.rules import DEFAULT_MAX_RULES
+from ..solvers.proper.search import solve_proper
+from ..solvers.result import SolveResult
+from .base import TreeClassifierBase
+
+
+class ObliqueTreeClassifier(TreeClassifierBase):
+    """Provably optimal classification tree with at most ``n_splits`` data-defined split rules.
+
+    Every candidate rule is defined by training points (one for an axis-parallel threshold, ``D``
+    for a hyperplane, ``C(D + degree, D) - 1`` for a polynomial hypersurface); the search examines
+    every combination of ``k <= n_splits`` rules and, for each, every proper tree they form, and
+    returns the tree with the fewest (weighted) misclassifications. Cost grows like
+    ``N**(D * n_splits)`` for hyperplanes: meant for small, low-dimensional data.
+
+    Parameters
+    ----------
+    n_splits : int, default=2
+        Maximum number of split (branch) nodes ``K``.
+    rules : {"axis", "hyperplane", "polynomial", "mixed"}, default="hyperplane"
+        Rule family; ``"mixed"`` combines axis, hyperplane and (when ``degree >= 2``)
+        polynomial rules in one tree.
+    degree : int, default=2
+        Degree of the polynomial hypersurfaces (``rules="polynomial"`` or ``"mixed"``).
+    max_depth : int or None, default=None
+        Maximum depth of the tree.
+    min_samples_leaf : int, default=1
+        Minimum number of training samples in every leaf (so no leaf is empty).
+    time_limit : float or None, default=None
+        Seconds after which the search stops with the best tree found (status ``"time_limit"``).
+    max_rules : int, default=200000
+        Refuse (with the estimated count) when the family would generate more rules than this.
+    ties : {"all", "left"}, default="all"
+        Which sides the defining points of a hyperplane/hypersurface take: every assignment
+        (covers every linear split of points in general position) or all on the left (<=) side.
+
+    Attributes
+    ----------
+    tree_ : exactree.Tree
+        The fitted tree: LINEAR nodes for hyperplane/polynomial rules, THRESHOLD nodes for axis
+        rules; a row goes left when the rule value is ``<=`` the threshold.
+    objective_, lower_bound_, upper_bound_, gap_, status_, stats_, fit_time_
+        What the search proved (see :class:`~exactree.estimators.base.TreeClassifierBase`).
+    """
+
+    _parameter_constraints: dict = {
+        "n_splits": [Interval(Integral, 0, None, closed="left")],
+        "rules": [StrOptions({"axis", "hyperplane", "polynomial", "mixed"})],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "max_rules": [Interval(Integral, 1, None, closed="left")],
+        "ties": [StrOptions({"all", "left"})],
+    }
+
+    def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
+                 max_depth: int | None = None, min_samples_leaf: int = 1,
+                 time_limit: float | None = None, max_rules: int = DEFAULT_MAX_RULES,
+                 ties: str = "all") -> None:
+        self.n_splits = n_splits
+        self.rules = rules
+        self.degree = degree
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.time_limit = time_limit
+        self.max_rules = max_rules
+        self.ties = ties
+
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        return solve_proper(
+            X, y, sample_weight, len(self.classes_), n_splits=self.n_splits, rules=self.rules,
+            degree=self.degree, ties=self.ties, max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
+            max_rules=self.max_rules)

@@ -1,0 +1,343 @@
+"""Splitting rules as data (He & Little, section 2 and 4.2).
+
+A rule family turns a point set into a list of candidate rules. Every rule is *defined by data
+points* (one point for an axis-parallel rule, ``D`` points for a hyperplane, ``G = C(D+M, D) - 1``
+points for a degree-``M`` hypersurface) and splits the points into a positive side and a negative
+side. exactree's convention: the **positive side is the left child** of the tree node, i.e. the
+points whose rule value is ``<= threshold``, matching the :class:`~exactree.tree.Tree` semantics.
+
+Points on a hyperplane (the defining points at least) are ambiguous. A rule here is a hyperplane
+through its defining points *plus a side for each defining point*: the plane is tilted by a tiny
+amount so that the chosen defining points fall on the requested side and no other point changes
+side, and the stored threshold sits half-way between the largest left value and the smallest
+right value. So every stored rule separates the training points with a margin, and a point's side
+computed here equals the side the fitted :class:`~exactree.tree.Tree` gives it. With
+``ties="all"`` every side assignment of the defining points is a rule (``2**D`` per point subset),
+which makes the family cover every linear split of points in general position; with
+``ties="left"`` only the paper's plain construction (all defining points left) is generated.
+
+The ancestry relation (Definition 2.2) between rules is read off the sides of the *defining
+points*: ``K[i, j] = 1`` when all defining points of rule ``j`` are on the positive side of rule
+``i``, ``-1`` when all are on the negative side, ``0`` otherwise (and on the diagonal).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+AXIS, HYPERPLANE, POLYNOMIAL = 0, 1, 2
+FAMILY_NAMES = ("axis", "hyperplane", "polynomial")
+DEFAULT_MAX_RULES = 200_000
+
+
+@dataclass
+class RuleSet:
+    """Candidate rules over ``n_points`` points, all arrays indexed by rule.
+
+    - ``family`` (int8): ``AXIS``, ``HYPERPLANE`` or ``POLYNOMIAL``;
+    - ``feature`` (int64): the tested column of an axis rule, -1 otherwise;
+    - ``coef`` (M x P float64): the rule polynomial over the monomial basis ``powers`` (P x D);
+      a point is on the positive (left) side when ``coef . monomials(x) <= threshold``;
+    - ``threshold`` (float64);
+    - ``defining`` (M x G int64): indices of the defining points, padded with -1;
+    - ``sides`` (M x W uint64): bit ``n`` of row ``m`` is set when point ``n`` lies on the
+      positive side of rule ``m`` (``W = ceil(n_points / 64)``).
+    """
+
+    family: np.ndarray
+    feature: np.ndarray
+    coef: np.ndarray
+    threshold: np.ndarray
+    powers: np.ndarray
+    defining: np.ndarray
+    sides: np.ndarray
+    n_points: int
+
+    def __len__(self) -> int:
+        return len(self.family)
+
+    def side_matrix(self) -> np.ndarray:
+        """Boolean ``(M, n_points)`` matrix: True where the point is on the positive side."""
+        return unpack_bits(self.sides, self.n_points)
+
+    def subset(self, index: np.ndarray) -> RuleSet:
+        """The rules at ``index`` (same points)."""
+        index = np.asarray(index, np.int64)
+        return RuleSet(self.family[index], self.feature[index], self.coef[index],
+                       self.threshold[index], self.powers, self.defining[index], self.sides[index],
+                       self.n_points)
+
+    def terms(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(coef, powers)`` of rule ``m`` without its zero terms."""
+        nz = np.flatnonzero(self.coef[m] != 0.0)
+        return self.coef[m, nz], self.powers[nz]
+
+    def formula(self, m: int, names: list[str] | None = None) -> str:
+        """Readable text of rule ``m``'s positive side, e.g. ``x0 - 0.5*x1 <= 2.1``."""
+        d = self.powers.shape[1]
+        names = names or [f"x{i}" for i in range(d)]
+        if self.family[m] == AXIS:
+            return f"{names[self.feature[m]]} <= {self.threshold[m]:.6g}"
+        parts = []
+        for c, p in zip(*self.terms(m)):
+            term = "*".join(names[f] + (f"^{e}" if e > 1 else "") for f, e in enumerate(p) if e > 0)
+            parts.append(f"{'-' if c < 0 else '+'} {abs(c):.6g}*{term}")
+        text = " ".join(parts)
+        text = text[2:] if text.startswith("+ ") else "-" + text[2:]
+        return f"{text} <= {self.threshold[m]:.6g}"
+
+
+# ---------------------------------------------------------------------------- bit helpers
+def pack_bits(mask: np.ndarray) -> np.ndarray:
+    """Boolean ``(M, n)`` to ``(M, ceil(n/64))`` uint64; point ``n`` is bit ``n % 64`` of word ``n // 64``."""
+    mask = np.atleast_2d(np.asarray(mask, bool))
+    m, n = mask.shape
+    w = max(1, (n + 63) // 64)
+    padded = np.zeros((m, w * 64), bool)
+    padded[:, :n] = mask
+    packed = np.packbits(padded, axis=1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8").astype(np.uint64).reshape(m, w)
+
+
+def unpack_bits(bits: np.ndarray, n: int) -> np.ndarray:
+    """Inverse of :func:`pack_bits`."""
+    bits = np.ascontiguousarray(np.atleast_2d(bits).astype("<u8"))
+    return np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :n].astype(bool)
+
+
+# ---------------------------------------------------------------------------- monomials
+def monomial_powers(n_features: int, degree: int) -> np.ndarray:
+    """All monomials of total degree 1..``degree`` (rows of exponents), degree-1 terms first."""
+    rows = []
+    for deg in range(1, degree + 1):
+        for combo in itertools.combinations_with_replacement(range(n_features), deg):
+            p = np.zeros(n_features, np.int64)
+            for f in combo:
+                p[f] += 1
+            rows.append(p)
+    return np.array(rows, np.int64).reshape(-1, n_features)
+
+
+def monomials(X: np.ndarray, powers: np.ndarray) -> np.ndarray:
+    """``(n, P)`` monomial values, computed exactly as :meth:`Tree.rule_values` does."""
+    X = np.asarray(X, np.float64)
+    return np.prod(X[:, None, :] ** powers[None, :, :], axis=2)
+
+
+def n_monomials(n_features: int, degree: int) -> int:
+    """``G = C(D + M, D) - 1``: the points needed to pin down a degree-``M`` hypersurface."""
+    return math.comb(n_features + degree, n_features) - 1
+
+
+# ---------------------------------------------------------------------------- counting
+def estimate_rule_count(n_points: int, n_features: int, family: str, degree: int = 2,
+                        ties: str = "all") -> int:
+    """Upper estimate of the number of rules a family generates on ``n_points`` distinct points."""
+    if family == "axis":
+        return n_points * n_features
+    g = n_features if family == "hyperplane" else n_monomials(n_features, degree)
+    per_subset = 2 ** g if ties == "all" else 1
+    return math.comb(n_points, g) * per_subset
+
+
+# ---------------------------------------------------------------------------- families
+def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
+    """One rule ``x_f <= (v + next larger value) / 2`` per point and feature (drops the top value)."""
+    n, d = X.shape
+    fam, feat, coef, thr, defs, sides = [], [], [], [], [], []
+    unit = {tuple(p): j for j, p in enumerate(powers) if p.sum() == 1}
+    for f in range(d):
+        values = np.unique(X[:, f])
+        if len(values) < 2:
+            continue
+        mids = (values[:-1] + values[1:]) / 2.0
+        pos = np.searchsorted(values, X[:, f])
+        for i in np.flatnonzero(pos < len(values) - 1):
+            t = mids[pos[i]]
+            row = np.zeros(len(powers))
+            row[unit[tuple(np.eye(d, dtype=np.int64)[f])]] = 1.0
+            fam.append(AXIS)
+            feat.append(f)
+            coef.append(row)
+            thr.append(t)
+            defs.append([i])
+            sides.append(X[:, f] <= t)
+    return dict(family=fam, feature=feat, coef=coef, threshold=thr, defining=defs, sides=sides)
+
+
+def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, family: int,
+                 ties: str, chunk: int = 2048) -> dict:
+    """Hyperplanes in the monomial space ``monomials(X, powers[basis_cols])`` through G points."""
+    n = len(X)
+    phi_all = monomials(X, powers)
+    phi = phi_all[:, basis_cols]
+    g = phi.shape[1]
+    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], sides=[])
+    if n < g:
+        return out
+    # Geometry in standardised coordinates (conditioning); final rules in raw coordinates.
+    mu = phi.mean(axis=0)
+    sd = phi.std(axis=0)
+    sd[sd == 0] = 1.0
+    Z = (phi - mu) / sd
+    patterns = (np.array(list(itertools.product((-1.0, 1.0), repeat=g))) if ties == "all"
+                else -np.ones((1, g)))
+    subsets_iter = itertools.combinations(range(n), g)
+    while True:
+        block = np.array(list(itertools.islice(subsets_iter, chunk)), np.int64).reshape(-1, g)
+        if len(block) == 0:
+            break
+        A = np.concatenate([Z[block], -np.ones((len(block), g, 1))], axis=2)  # (S, g, g+1)
+        _, sv, vt = np.linalg.svd(A, full_matrices=True)
+        ok = sv[:, -1] > 1e-9 * np.maximum(sv[:, 0], 1e-300)  # rank g: a unique hyperplane
+        if not np.any(ok):
+            continue
+        block, A, null = block[ok], A[ok], vt[ok, -1, :]
+        null /= np.linalg.norm(null[:, :g], axis=1, keepdims=True)
+        v = Z @ null[:, :g].T - null[:, g]  # (U, S): signed distance-like values
+        v = v.T
+        on_plane = np.abs(v) <= 1e-9
+        pinv = np.linalg.pinv(A)  # (S, g+1, g)
+        for pat in patterns:
+            dz = pinv @ pat  # (S, g+1): tilt with values `pat` at the defining points
+            dv = (Z @ dz[:, :g].T - dz[:, g]).T  # (S, U)
+            ratio = np.where(on_plane, np.inf, np.abs(v) / np.maximum(np.abs(dv), 1e-300))
+            eta = 0.5 * np.minimum(ratio.min(axis=1), 1.0)  # no point off the plane changes side
+            a = null[:, :g] + eta[:, None] * dz[:, :g]
+            b = null[:, g] + eta * dz[:, g]
+            left = (v + eta[:, None] * dv) < 0
+            rows = np.arange(len(block))[:, None]
+            left[rows, block] = pat[None, :] < 0
+            # raw coordinates, scaled so the largest coefficient has magnitude one
+            c_raw = a / sd
+            t_raw = b + (a * mu / sd).sum(axis=1)
+            scale = np.abs(c_raw).max(axis=1)
+            c_raw /= scale[:, None]
+            t_raw /= scale
+            raw = phi @ c_raw.T  # (U, S), the Tree's arithmetic
+            raw = raw.T
+            lo = np.where(left, raw, -np.inf).max(axis=1)
+            hi = np.where(left, np.inf, raw).min(axis=1)
+            nonempty = left.any(axis=1) & (~left).any(axis=1)
+            span = np.abs(raw).max(axis=1) + 1.0
+            good = nonempty & (hi - lo > 1e-10 * span)
+            for s in np.flatnonzero(good):
+                row = np.zeros(len(powers))
+                row[basis_cols] = c_raw[s]
+                t = 0.5 * (lo[s] + hi[s])
+                out["family"].append(family)
+                out["feature"].append(-1)
+                out["coef"].append(row)
+                out["threshold"].append(t)
+                out["defining"].append(block[s].tolist())
+                out["sides"].append(raw[s] <= t)
+    return out
+
+
+def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",), degree: int = 2,
+               ties: str = "all", max_rules: int = DEFAULT_MAX_RULES) -> RuleSet:
+    """All candidate rules of the given families over the points ``X`` (rows should be distinct).
+
+    ``families``: any of ``"axis"``, ``"hyperplane"``, ``"polynomial"`` (degree ``degree``), or
+    ``"mixed"`` (all three; the polynomial part only when ``degree >= 2``). Raises ``ValueError``
+    naming the estimated rule count when it exceeds ``max_rules``.
+    """
+    X = np.asarray(X, np.float64)
+    if X.ndim != 2 or len(X) == 0:
+        raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinity")
+    if isinstance(families, str):
+        families = ("axis", "hyperplane", "polynomial") if families == "mixed" else (families,)
+    for fam in families:
+        if fam not in FAMILY_NAMES:
+            raise ValueError(f"unknown rule family {fam!r}; use one of {FAMILY_NAMES} or 'mixed'")
+    if ties not in ("all", "left"):
+        raise ValueError(f"ties must be 'all' or 'left', got {ties!r}")
+    if "polynomial" in families and degree < 1:
+        raise ValueError(f"degree must be >= 1, got {degree}")
+    n, d = X.shape
+    use_poly = "polynomial" in families and degree >= 2
+    families = tuple(f for f in families if f != "polynomial" or use_poly or "hyperplane" not in families)
+    estimate = sum(estimate_rule_count(n, d, f, degree, ties) for f in families)
+    if estimate > max_rules:
+        detail = ", ".join(f"{f}: {estimate_rule_count(n, d, f, degree, ties):,}" for f in families)
+        raise ValueError(
+            f"too many candidate rules: about {estimate:,} ({detail}) for {n} distinct points in "
+            f"{d} dimensions exceeds max_rules={max_rules:,}. The hyperplane family grows like "
+            f"N**D and the polynomial family like N**G with G = C(D+degree, D) - 1; use fewer "
+            f"points or features, ties='left', another family, or raise max_rules."
+        )
+    powers = monomial_powers(d, degree if use_poly else 1)
+    parts = []
+    for fam in families:
+        if fam == "axis":
+            parts.append(_axis_rules(X, powers))
+        elif fam == "hyperplane":
+            cols = np.flatnonzero(powers.sum(axis=1) == 1)
+            parts.append(_plane_rules(X, powers, cols, HYPERPLANE, ties))
+        else:
+            cols = np.arange(len(powers))
+            parts.append(_plane_rules(X, powers, cols, POLYNOMIAL, ties))
+    g_max = max([len(dd) for p in parts for dd in p["defining"]] or [1])
+    defs = [dd + [-1] * (g_max - len(dd)) for p in parts for dd in p["defining"]]
+    m = len(defs)
+    sides = [s for p in parts for s in p["sides"]]
+    rs = RuleSet(
+        family=np.array([f for p in parts for f in p["family"]], np.int8),
+        feature=np.array([f for p in parts for f in p["feature"]], np.int64),
+        coef=np.array([c for p in parts for c in p["coef"]], np.float64).reshape(m, len(powers)),
+        threshold=np.array([t for p in parts for t in p["threshold"]], np.float64),
+        powers=powers,
+        defining=np.array(defs, np.int64).reshape(m, g_max),
+        sides=pack_bits(np.array(sides, bool).reshape(m, n)) if m else np.zeros((0, (n + 63) // 64),
+                                                                               np.uint64),
+        n_points=n,
+    )
+    return _dedup(rs)
+
+
+def _dedup(rs: RuleSet) -> RuleSet:
+    """Drop exact duplicates (same defining points and same sides), keeping the first."""
+    if len(rs) < 2:
+        return rs
+    key = np.concatenate([np.sort(rs.defining, axis=1), rs.sides.view(np.int64),
+                          rs.family[:, None].astype(np.int64)], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    return rs.subset(np.sort(first)) if len(first) < len(rs) else rs
+
+
+def ancestry_matrix(rules: RuleSet, index: np.ndarray | None = None) -> np.ndarray:
+    """Definition 2.2 for the rules at ``index`` (all by default): ``K[i, j]`` is 1 / -1 / 0 when
+    all defining points of rule ``j`` lie on the positive / negative side of rule ``i`` / neither."""
+    index = np.arange(len(rules)) if index is None else np.asarray(index, np.int64)
+    side = rules.side_matrix()[index]  # (k, n)
+    k = len(index)
+    K = np.zeros((k, k), np.int8)
+    for j in range(k):
+        pts = rules.defining[index[j]]
+        pts = pts[pts >= 0]
+        s = side[:, pts]
+        K[s.all(axis=1), j] = 1
+        K[(~s).all(axis=1), j] = -1
+    np.fill_diagonal(K, 0)
+    return K
+
+
+def splits(K: np.ndarray, rs: list[int] | None = None) -> list[tuple[list[int], int, list[int]]]:
+    """The paper's ``splits``: every ``(rs+, r_i, rs-)`` with ``r_i`` a feasible root of ``rs``.
+
+    ``K`` is an ancestry matrix and ``rs`` a list of row indices into it (all by default); ``r_i``
+    can be the root when ``K[i, j] != 0`` for every other ``j`` in ``rs``.
+    """
+    rs = list(range(len(K))) if rs is None else list(rs)
+    out = []
+    for i in rs:
+        others = [j for j in rs if j != i]
+        if all(K[i, j] != 0 for j in others):
+            out.append(([j for j in others if K[i, j] == 1], i, [j for j in others if K[i, j] == -1]))
+    return out
