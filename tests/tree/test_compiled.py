@@ -349,3 +349,30 @@ def test_leaf_ids_of_hand_made_tree_not_in_preorder():
     ct = tree.compile()
     np.testing.assert_array_equal(ct.apply(X), tree.apply(X))
     assert [k for k in ct.to_tree().kind] == [1, LEAF, LEAF]
+
+
+def test_jax_path_eager_and_jit():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    b = TreeBuilder(2, 3)
+    lin = b.linear([0.5, -1.0], [[1, 0], [0, 1]], 0.25, [b.leaf([3, 1, 0], 0),
+                                                         b.leaf([0, 2, 0], 1)], [3, 3, 0], 0)
+    tree = b.build(b.threshold(1, 0.1, [lin, b.leaf([0, 0, 4], 2)], [3, 3, 4], 2))
+    ct = tree.compile()
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(size=(200, 2)), [[0.0, 0.1], [1.0, -0.5]]]).astype(np.float32)
+    expected = tree.apply(X.astype(np.float64))
+    np.testing.assert_array_equal(np.asarray(ct.apply(jnp.asarray(X))), expected)
+    predict = jax.jit(ct.predict)
+    np.testing.assert_array_equal(np.asarray(predict(jnp.asarray(X))), tree.label[expected])
+    np.testing.assert_allclose(np.asarray(ct.predict_proba(jnp.asarray(X))),
+                               tree.predict_proba(X.astype(np.float64)), rtol=1e-6)
+
+
+def test_degenerate_split_is_rejected():
+    tree = Tree(kind=np.array([1, 0], np.int8), feature=np.array([0, -1]),
+                threshold=np.array([0.5, np.nan]), child_ptr=np.array([0, 2, 2]),
+                child=np.array([1, 1]), value=np.array([[1, 1], [1, 1]], float),
+                label=np.array([0, 0]), n_features=1)
+    with pytest.raises(ValueError, match="same child"):
+        tree.compile()

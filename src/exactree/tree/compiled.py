@@ -687,6 +687,11 @@ def compile_tree(tree: Tree) -> CompiledTree:
     first (codes are integers), so any tree compiles; :meth:`CompiledTree.apply` still reports
     the original leaf ids, and prediction rejects category codes the tree has no slot for.
     """
+    binary = np.flatnonzero((tree.kind == THRESHOLD) | (tree.kind == LINEAR))
+    same = [i for i in binary if tree.children(i)[0] == tree.children(i)[1]]
+    if same:
+        raise ValueError(f"node {same[0]} sends both sides to the same child: it is no split, "
+                         "and a bitvector matrix cannot express it")
     leaf_origin = None
     codes: list[tuple[int, int]] = []
     if np.any(tree.kind == CATEGORICAL):
@@ -791,7 +796,8 @@ class _Ops:
             self.xp = sys.modules["torch"]
         else:
             self.xp = X.__array_namespace__()
-        self.device = X.device
+        # A jax tracer (inside jax.jit) has no device: arrays are then made without one.
+        self.device = getattr(X, "device", None)
 
     def ndim(self, X: Any) -> int:
         return X.ndim
@@ -810,13 +816,21 @@ class _Ops:
         return X.dtype == self.xp.float32
 
     def all_finite(self, X: Any) -> bool:
-        return bool(self.xp.all(self.xp.isfinite(X)))
+        """False when ``X`` holds NaN or inf; True when it cannot be known (a jax tracer)."""
+        try:
+            return bool(self.xp.all(self.xp.isfinite(X)))
+        except TypeError:  # jax's concretization errors are TypeErrors
+            return True
 
     def asarray(self, a: np.ndarray, like: Any, integer: bool = False) -> Any:
-        dtype = self.xp.int64 if integer else like.dtype
+        """``a`` on the device of ``like``: in its float dtype, or the library's default
+        integer type (jax without x64 has no int64)."""
         if self.torch:
+            dtype = self.xp.int64 if integer else like.dtype
             return self.xp.as_tensor(np.asarray(a), dtype=dtype, device=self.device)
-        return self.xp.asarray(np.asarray(a), dtype=dtype, device=self.device)
+        if integer:
+            return self.xp.asarray(np.asarray(a), device=self.device)
+        return self.xp.asarray(np.asarray(a), dtype=like.dtype, device=self.device)
 
     def astype(self, a: Any, like: Any) -> Any:
         return a.to(like.dtype) if self.torch else self.xp.astype(a, like.dtype)
@@ -834,7 +848,9 @@ class _Ops:
         return self.xp.argmax(a, dim=1) if self.torch else self.xp.argmax(a, axis=1)
 
     def zeros_int(self, n: int, like: Any) -> Any:
-        return self.xp.zeros(n, dtype=self.xp.int64, device=self.device)
+        if self.torch:
+            return self.xp.zeros(n, dtype=self.xp.int64, device=self.device)
+        return self.xp.asarray(np.zeros(n, np.int64), device=self.device)
 
     def prod_powers(self, X: Any, Pt: Any) -> Any:
         """``prod_f X[:, f] ** Pt[f, m]`` for every monomial ``m`` (columns of ``Pt``)."""
