@@ -114,6 +114,19 @@ def test_lookahead_pruning_keeps_optimum_and_visits_fewer():
     assert solve(p, 8.0).visited < solve(p, 8.0, prune=False).visited
 
 
+def test_hash_table_growth_gives_the_same_answer():
+    from exactree.solvers.dyadic._kernels import solve_dyadic
+
+    X, y, K, _ = _data(11, n=60, K=3)
+    p = prepare(X, y, np.ones(len(y)), K, max_splits=3)
+    for lam in (0.0, 0.7, 3.0):
+        more = lam > 0
+        small = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1, 5)  # grows often
+        big = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1 << 16, 0)
+        assert small[6] < big[6]  # table sizes differ
+        assert small[7] == big[7] and small[9:] == big[9:]  # visited, error, leaves
+
+
 def test_path_intervals_and_refits_agree():
     rng = np.random.default_rng(1)
     X = rng.random((120, 2))

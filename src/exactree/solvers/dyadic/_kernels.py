@@ -121,6 +121,15 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     u = np.empty(d, np.int64)
     for i in range(d):
         u[i] = np.random.randint(1, P)
+    kmax = 1
+    for i in range(d):
+        kmax = max(kmax, kvec[i])
+    # du[i, b] = u_i * 2**b mod P: the hash moves by +-du when s_i moves by +-2**b (a split),
+    # so children's hashes cost one add and a conditional subtract, no modulo.
+    du = np.zeros((d, kmax), np.int64)
+    for i in range(d):
+        for b in range(kmax):
+            du[i, b] = ((np.int64(1) << b) % P) * u[i] % P
     keys = np.full(P, -1, np.int64)
     t_err = np.zeros(P, np.float64)
     t_leaves = np.zeros(P, np.int64)
@@ -135,6 +144,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     f_hi = np.zeros(depth_cap, np.int64)
     f_mid = np.zeros(depth_cap, np.int64)
     f_key = np.zeros(depth_cap, np.int64)
+    f_hash = np.zeros(depth_cap, np.int64)
     f_lev = np.zeros((depth_cap, d), np.int64)
     f_stage = np.zeros(depth_cap, np.int64)
     f_ci = np.zeros(depth_cap, np.int64)
@@ -154,6 +164,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     ret_e = 0.0
     ret_l = 0
     ckey = np.int64(0)
+    chash = 0
     lo_c = 0
     hi_c = 0
     i = 0
@@ -162,6 +173,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     f_lo[0] = 0
     f_hi[0] = n
     f_key[0] = root_key
+    f_hash[0] = rect_hash(root_key, shift, mask, u, P)
     f_stage[0] = _NEW
     while top >= 0:
         t = top
@@ -221,6 +233,9 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                 ret_l = 1
                 continue
             ckey = f_key[t] - ((np.int64(1) << b) << shift[i])
+            chash = f_hash[t] - du[i, b]
+            if chash < 0:
+                chash += P
             lo_c = lo
             hi_c = a
         elif st == _LEFT_DONE:
@@ -234,6 +249,9 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                 ret_l = 1
                 continue
             ckey = f_key[t] + ((np.int64(1) << b) << shift[i])
+            chash = f_hash[t] + du[i, b]
+            if chash >= P:
+                chash -= P
             lo_c = f_mid[t]
             hi_c = f_hi[t]
         elif st == _RIGHT_DONE:
@@ -280,12 +298,17 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                         sp2[h] = t_split[q]
                         lb2[h] = t_label[q]
                 P = P2
+                for i in range(d):
+                    for b in range(kmax):
+                        du[i, b] = ((np.int64(1) << b) % P) * u[i] % P
+                for q in range(t + 1):  # frames on the stack hold hashes for the old table
+                    f_hash[q] = rect_hash(f_key[q], shift, mask, u, P)
                 keys = keys2
                 t_err = err2
                 t_leaves = lv2
                 t_split = sp2
                 t_label = lb2
-            h = rect_hash(f_key[t], shift, mask, u, P)
+            h = f_hash[t]
             while keys[h] >= 0:
                 h += 1
                 if h == P:
@@ -301,7 +324,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
             top -= 1
             continue
         # A child is needed: look it up, else push a frame for it.
-        h = rect_hash(ckey, shift, mask, u, P)
+        h = chash
         found = -1
         while keys[h] >= 0:
             if keys[h] == ckey:
@@ -318,6 +341,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
         f_lo[c] = lo_c
         f_hi[c] = hi_c
         f_key[c] = ckey
+        f_hash[c] = chash
         for q in range(d):
             f_lev[c, q] = f_lev[t, q]
         f_lev[c, i] += 1
