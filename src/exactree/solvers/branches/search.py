@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...tree import Tree, TreeBuilder
-from ..result import NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveResult
+from ..result import MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveResult
 from . import _kernels as K
 
 _SEED = 0x5EED_B4A7C4E5
@@ -68,8 +68,17 @@ class _State:
         new[: a.shape[0]] = a
         return new
 
-    def grow(self, G: int, q: int) -> None:
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays())
+
+    def grow(self, G: int, q: int, memory_limit: int) -> bool:
+        """Enlarge what may overflow; False (nothing changed) when that passes the byte limit."""
         c = self.ctr
+        extra = 0
+        for a in self.arrays()[:-3]:
+            extra += a.nbytes  # doubling bound on what growth can add
+        if self.nbytes() + extra + 8 * self.ht_key.nbytes > memory_limit:
+            return False
         need_nodes = int(c[K.C_NODES]) + G + 1
         self.nd_i = self._grown(self.nd_i, need_nodes)
         self.nd_f = self._grown(self.nd_f, need_nodes)
@@ -85,6 +94,7 @@ class _State:
             self.ht_key = np.zeros(size, np.uint64)
             self.ht_val = np.full(size, -1, np.int64)
             K.rehash(self.nd_h, int(c[K.C_NODES]), self.ht_key, self.ht_val)
+        return True
 
     def find(self, lits: tuple[int, ...], zob: np.ndarray) -> int:
         """Node id of the branch with these sorted literals, or -1."""
@@ -105,7 +115,7 @@ class _State:
 
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
-          max_branches: int | None = None, feature_map: FeatureMap | None = None,
+          max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
           child_rule: int = 0) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -119,6 +129,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     time_limit : seconds; the search stops there with the best tree found and a proven
         lower bound (status ``"time_limit"``).
     max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
+    memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
     child_rule : which incomplete child the selection descends into (see ``_kernels.run``).
@@ -182,8 +193,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                      w0, lam_w, tol, md, child_rule, chunk, max_nodes, *st.arrays())
         if code == K.DONE or code == K.NODE_LIMIT:
             break
-        if code == K.GROW:
-            st.grow(G, q)
+        if code == K.GROW and not st.grow(G, q, memory_limit << 20):
+            code = K.GROW
+            break
         if deadline is not None:
             now = time.perf_counter()
             if now >= deadline:
@@ -202,7 +214,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             raise AssertionError("BRANCHES: extracted tree cost differs from the proven optimum")
         lower = objective
     else:
-        status = NODE_LIMIT if code == K.NODE_LIMIT else TIME_LIMIT
+        status = {K.NODE_LIMIT: NODE_LIMIT, K.GROW: MEMORY_LIMIT}.get(code, TIME_LIMIT)
     c = st.ctr
     stats = {
         "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),

@@ -1,0 +1,144 @@
+"""``SparseTreeClassifier``: optimal sparse trees with native multiway categorical splits (BRANCHES)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ..data import Binarizer
+from ..data.binarize import LE
+from ..data.encoding import Column, _is_dataframe
+from ..solvers.branches import FeatureMap, solve
+from ..solvers.result import SolveResult
+from .base import TreeClassifierBase
+
+
+class SparseTreeClassifier(TreeClassifierBase):
+    """Decision tree minimising ``misclassification rate + penalty * (number of splits)``.
+
+    Solved to proven optimality by BRANCHES (Chaouki et al.): best-first search over branches
+    with purification bounds, Bellman updates and memoisation. Categorical columns (pandas
+    ``category``/string columns, or integer-coded columns listed in ``categorical_features``)
+    split natively into one child per category; other numeric columns are split by thresholds
+    ``x <= t`` between consecutive distinct values, which keeps the optimum over the raw values.
+
+    Parameters
+    ----------
+    penalty : float in [0, 1], default=0.01
+        Cost of one split, the paper's lambda. The objective is the weighted misclassification
+        rate plus ``penalty`` per split; ``1 - objective`` is the paper's regularised accuracy.
+    max_depth : int or None, default=None
+        Optional limit on the number of splits along any root-to-leaf path.
+    time_limit : float or None, default=None
+        Seconds. The search is anytime: at the limit it keeps the best tree found, with
+        ``status_ == "time_limit"`` and a proven ``lower_bound_``.
+    max_branches : int or None, default=None
+        Optional cap on stored branches; ``status_ == "node_limit"`` when reached.
+    memory_limit : int, default=2048
+        MiB the search state may take; ``status_ == "memory_limit"`` when reached (small
+        penalties on data with many distinct values can need a lot).
+    categorical_features : sequence of int or str, or None, default=None
+        Numeric columns holding integer category codes to split natively (one child per
+        distinct value). Non-integer values in such a column are an error.
+
+    Attributes
+    ----------
+    tree_, objective_, lower_bound_, upper_bound_, gap_, status_, fit_time_, stats_
+        See :class:`~exactree.estimators.base.TreeClassifierBase`. ``stats_`` holds
+        ``iterations``, ``expansions``, ``branches`` (memo size), ``n_splits`` and
+        ``accuracy_minus_penalty`` (``1 - objective_``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 1], [1, 1], [2, 0], [0, 0], [1, 0], [2, 1]])
+    >>> y = np.array([1, 0, 1, 1, 0, 1])
+    >>> clf = SparseTreeClassifier(penalty=0.05, categorical_features=[0]).fit(X, y)
+    >>> clf.status_, clf.tree_.n_splits, round(float(clf.objective_), 6)
+    ('optimal', 1, 0.05)
+    """
+
+    _parameter_constraints: dict = {
+        "penalty": [Interval(Real, 0, 1, closed="both")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "max_branches": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_limit": [Interval(Integral, 1, None, closed="left")],
+        "categorical_features": ["array-like", None],
+    }
+
+    def __init__(self, *, penalty: float = 0.01, max_depth: int | None = None,
+                 time_limit: float | None = None, max_branches: int | None = None,
+                 memory_limit: int = 2048, categorical_features: Any = None) -> None:
+        self.penalty = penalty
+        self.max_depth = max_depth
+        self.time_limit = time_limit
+        self.max_branches = max_branches
+        self.memory_limit = memory_limit
+        self.categorical_features = categorical_features
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SparseTreeClassifier:
+        """Fit the optimal sparse tree to ``X`` (array or DataFrame) and labels ``y``."""
+        self._validate_params()
+        _check_integer_codes(X, self.categorical_features)
+        return super().fit(X, y, sample_weight)
+
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        codes, card, source, thresholds = [], [], [], []
+        for j, col in enumerate(columns):
+            if col.is_categorical and len(col.categories) >= 2:
+                codes.append(X[:, j].astype(np.int32))
+                card.append(len(col.categories))
+                source.append(j)
+                thresholds.append(np.nan)
+        if any(not c.is_categorical for c in columns):
+            binarizer = Binarizer(thresholds="exact").fit(X, y, columns, sample_weight)
+            for j, t in zip(binarizer.column_[binarizer.op_ == LE], binarizer.value_[binarizer.op_ == LE]):
+                codes.append((X[:, j] > t).astype(np.int32))  # code 0 = "x <= t" = left child
+                card.append(2)
+                source.append(int(j))
+                thresholds.append(float(t))
+        n = len(y)
+        Z = np.stack(codes, axis=1) if codes else np.zeros((n, 0), np.int32)
+        fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), len(columns))
+        return solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
+                     float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
+                     max_branches=self.max_branches, memory_limit=self.memory_limit,
+                     feature_map=fmap)
+
+
+def _check_integer_codes(X: Any, declared: Any) -> None:
+    """A numeric column declared categorical must hold integer codes (1.5 is no category)."""
+    if declared is None:
+        return
+    if _is_dataframe(X):
+        names = [str(c) for c in X.columns]
+        for c in declared:
+            if isinstance(c, str) and c in names:
+                values = X[X.columns[names.index(c)]].to_numpy()
+            elif not isinstance(c, str) and isinstance(c, Integral) and 0 <= c < len(names):
+                values = X.iloc[:, int(c)].to_numpy()
+            else:
+                continue  # the encoder reports unknown columns
+            _check_values(values, c)
+        return
+    A = np.asarray(X)
+    if A.ndim != 2 or A.dtype.kind not in "biuf":
+        return
+    for c in declared:
+        if isinstance(c, Integral) and not isinstance(c, bool) and 0 <= c < A.shape[1]:
+            _check_values(A[:, int(c)], c)
+
+
+def _check_values(values: np.ndarray, column: Any) -> None:
+    if values.dtype.kind != "f":
+        return
+    finite = values[np.isfinite(values)]
+    bad = finite[finite != np.floor(finite)]
+    if len(bad):
+        raise ValueError(f"categorical column {column!r} holds the non-integer value {bad[0]!r}; "
+                         "declared categorical columns need integer category codes")
