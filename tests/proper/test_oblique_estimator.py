@@ -1,0 +1,106 @@
+"""ObliqueTreeClassifier: scikit-learn conformance, exports, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from exactree.estimators.oblique import ObliqueTreeClassifier
+from exactree.tree import LINEAR, THRESHOLD, Tree, from_json, to_json
+
+
+_BASE = "shared TreeClassifierBase behaviour (estimators/base.py, not this estimator): "
+_EXPECTED_FAILED = {
+    "check_estimators_unfitted": _BASE + "predict reads classes_ before check_is_fitted",
+    "check_dtype_object": _BASE + "object columns holding dicts are taken as categorical",
+    "check_supervised_y_2d": _BASE + "a column-vector y is refused instead of raveled with a warning",
+    "check_fit2d_1sample": _BASE + "the single-class message does not say 'one class'",
+    "check_fit2d_predict1d": _BASE + "1-D X at predict lacks the 'Reshape your data' hint",
+    "check_requires_y_none": _BASE + "y=None gives a non-standard message",
+}
+_HYPERPLANE = "4-D iris has ~2e7 candidate hyperplanes (N**D); refused by max_rules by design"
+_EXPECTED_FAILED_HYPERPLANE = dict(
+    _EXPECTED_FAILED,
+    check_positive_only_tag_during_fit=_HYPERPLANE,
+    check_classifiers_train=_HYPERPLANE,
+)
+
+
+def _expected(est):
+    return _EXPECTED_FAILED if est.rules == "axis" else _EXPECTED_FAILED_HYPERPLANE
+
+
+@parametrize_with_checks([ObliqueTreeClassifier(rules="axis", n_splits=2),
+                          ObliqueTreeClassifier(rules="hyperplane", n_splits=1, ties="left",
+                                                max_rules=10**6)],
+                         expected_failed_checks=_expected)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def rotated(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = np.where(X[:, 0] - 0.7 * X[:, 1] > 0.05, "pos", "neg")
+    return X, y
+
+
+def test_hyperplane_tree_nodes_and_export():
+    X, y = rotated()
+    est = ObliqueTreeClassifier(n_splits=1).fit(X, y)
+    assert est.status_ == "optimal" and est.objective_ == 0 and est.score(X, y) == 1.0
+    assert est.tree_.kind[0] == LINEAR
+    text = est.export_text()
+    assert "x0" in text and "x1" in text and "<=" in text
+    assert from_json(to_json(est.tree_)) == est.tree_
+    json.loads(to_json(est.tree_))
+    axis = ObliqueTreeClassifier(n_splits=2, rules="axis").fit(X, y)
+    assert set(axis.tree_.kind[axis.tree_.kind != 0]) == {THRESHOLD}
+    assert axis.objective_ >= est.objective_
+
+
+def test_polynomial_and_mixed():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(13, 2))
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.5).astype(int)
+    poly = ObliqueTreeClassifier(n_splits=1, rules="polynomial", degree=2, ties="left",
+                                 max_rules=10**6).fit(X, y)
+    plane = ObliqueTreeClassifier(n_splits=1, rules="hyperplane").fit(X, y)
+    assert poly.objective_ <= plane.objective_
+    assert np.any(poly.tree_.rule_powers.max(axis=1) == 2)  # a real quadratic term
+    mixed = ObliqueTreeClassifier(n_splits=2, rules="mixed", degree=1).fit(X, y)
+    axis = ObliqueTreeClassifier(n_splits=2, rules="axis").fit(X, y)
+    assert mixed.objective_ <= min(axis.objective_, plane.objective_)
+    assert isinstance(mixed.tree_, Tree)
+
+
+def test_constraints_are_respected():
+    X, y = rotated(30, seed=3)
+    est = ObliqueTreeClassifier(n_splits=3, rules="axis", max_depth=1, min_samples_leaf=5).fit(X, y)
+    assert est.tree_.max_depth <= 1
+    leaves = est.apply(X)
+    assert np.bincount(leaves)[np.unique(leaves)].min() >= 5
+
+
+def test_too_many_rules_is_a_clear_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 6))
+    y = rng.integers(0, 2, size=60)
+    with pytest.raises(ValueError, match=r"too many candidate rules: about [\d,]+"):
+        ObliqueTreeClassifier(n_splits=1, max_rules=10_000).fit(X, y)
+
+
+def test_degenerate_collinear_points():
+    X = np.array([[0.0, 0.0], [1, 1], [2, 2], [3, 3], [4, 4], [1, 1], [2, 2.0]])
+    y = np.array([0, 0, 1, 1, 0, 0, 1])
+    est = ObliqueTreeClassifier(n_splits=2).fit(X, y)
+    assert est.status_ == "optimal"
+    assert est.score(X, y) == 1.0
+    same = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="single class"):
+        ObliqueTreeClassifier().fit(same, np.zeros(5))
+    est = ObliqueTreeClassifier().fit(same, [0, 1, 0, 1, 1])  # nothing can split identical rows
+    assert est.tree_.n_leaves == 1
