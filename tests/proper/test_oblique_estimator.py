@@ -35,7 +35,7 @@ def _expected(est):
 
 @parametrize_with_checks([ObliqueTreeClassifier(rules="axis", n_splits=2),
                           ObliqueTreeClassifier(rules="hyperplane", n_splits=1, ties="left",
-                                                max_rules=10**6)],
+                                                max_rules=20_000)],
                          expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

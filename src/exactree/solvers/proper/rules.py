@@ -225,16 +225,16 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
             nonempty = left.any(axis=1) & (~left).any(axis=1)
             span = np.abs(raw).max(axis=1) + 1.0
             good = nonempty & (hi - lo > 1e-10 * span)
-            for s in np.flatnonzero(good):
-                row = np.zeros(len(powers))
-                row[basis_cols] = c_raw[s]
-                t = 0.5 * (lo[s] + hi[s])
-                out["family"].append(family)
-                out["feature"].append(-1)
-                out["coef"].append(row)
-                out["threshold"].append(t)
-                out["defining"].append(block[s].tolist())
-                out["sides"].append(raw[s] <= t)
+            sel = np.flatnonzero(good)
+            rows_c = np.zeros((len(sel), len(powers)))
+            rows_c[:, basis_cols] = c_raw[sel]
+            t = 0.5 * (lo[sel] + hi[sel])
+            out["family"].extend([family] * len(sel))
+            out["feature"].extend([-1] * len(sel))
+            out["coef"].extend(rows_c)
+            out["threshold"].extend(t.tolist())
+            out["defining"].extend(block[sel].tolist())
+            out["sides"].extend(raw[sel] <= t[:, None])
     return out
 
 
