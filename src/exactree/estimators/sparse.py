@@ -88,6 +88,9 @@ class SparseTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
+        # Zero-weight rows change nothing but would add threshold candidates: drop them.
+        keep = sample_weight > 0
+        X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         codes, card, source, thresholds = [], [], [], []
         for j, col in enumerate(columns):
             if col.is_categorical and len(col.categories) >= 2:
@@ -140,5 +143,5 @@ def _check_values(values: np.ndarray, column: Any) -> None:
     finite = values[np.isfinite(values)]
     bad = finite[finite != np.floor(finite)]
     if len(bad):
-        raise ValueError(f"categorical column {column!r} holds the non-integer value {bad[0]!r}; "
+        raise ValueError(f"categorical column {column!r} holds the non-integer value {float(bad[0])!r}; "
                          "declared categorical columns need integer category codes")

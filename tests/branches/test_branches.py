@@ -1,0 +1,215 @@
+"""BRANCHES / SparseTreeClassifier: oracles, cross-checks, anytime behaviour, bad input."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import all_branches_cost, brute_force_cost  # noqa: E402
+
+from exactree.estimators.sparse import SparseTreeClassifier  # noqa: E402
+from exactree.solvers.branches import solve  # noqa: E402
+from exactree.tree import CATEGORICAL, LEAF, THRESHOLD, export_text  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def random_categorical(seed: int):
+    """Small data with cardinalities 2-4, labels partly explained by two features."""
+    rng = np.random.default_rng(seed)
+    q = int(rng.integers(2, 5))
+    n = int(rng.integers(12, 40))
+    card = rng.integers(2, 5, size=q)
+    Z = np.stack([rng.integers(0, c, n) for c in card], axis=1)
+    K = int(rng.integers(2, 4))
+    y = np.where(rng.random(n) < 0.7, (Z[:, 0] + Z[:, -1]) % K, rng.integers(0, K, n))
+    w = np.ones(n) if seed % 2 else rng.integers(1, 4, n) * rng.choice([0.5, 1.0, 1.5])
+    return Z, card, y, w, K
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_optimum_equals_brute_force(seed):
+    Z, card, y, w, K = random_categorical(seed)
+    for penalty in (0.0, 0.01, 0.04, 0.12):
+        for max_depth in (None, 2):
+            res = solve(Z, card, y, w, K, penalty, max_depth=max_depth)
+            assert res.status == "optimal"
+            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+            assert res.objective == pytest.approx(expected, abs=1e-12)
+            assert res.lower_bound == res.objective
+            # the tree realises the reported objective
+            tree = res.tree
+            pred = tree.predict(Z)
+            err = w[pred != y].sum() / w.sum()
+            assert err + penalty * tree.n_splits == pytest.approx(res.objective, abs=1e-12)
+            if max_depth is not None:
+                assert tree.max_depth <= max_depth
+
+
+def test_estimator_matches_oracle_with_declared_categories():
+    Z, card, y, w, K = random_categorical(11)
+    clf = SparseTreeClassifier(penalty=0.02, categorical_features=list(range(Z.shape[1])))
+    clf.fit(Z, y, sample_weight=w)
+    # the encoder codes the distinct values seen, so compare on those codes
+    codes = np.stack([np.unique(Z[:, j], return_inverse=True)[1] for j in range(Z.shape[1])], 1)
+    expected = brute_force_cost(codes, codes.max(0) + 1, np.unique(y, return_inverse=True)[1], w,
+                                len(np.unique(y)), 0.02)
+    assert clf.objective_ == pytest.approx(expected, abs=1e-12)
+    assert set(clf.tree_.kind[clf.tree_.kind != LEAF]) <= {CATEGORICAL}
+
+
+@pytest.mark.parametrize("name,penalty", [("monk1", 0.01), ("monk3", 0.001), ("balance", 0.01)])
+def test_paper_datasets_against_exhaustive_dp(name, penalty):
+    path = SHARED / "categorical" / f"{name}-o.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    a = np.loadtxt(path, dtype=int)
+    X, y = a[:, :-1], a[:, -1]
+    clf = SparseTreeClassifier(penalty=penalty, categorical_features=list(range(X.shape[1])))
+    clf.fit(X, y)
+    assert clf.status_ == "optimal"
+    assert clf.objective_ == pytest.approx(all_branches_cost(X, y, penalty), abs=1e-12)
+    assert clf.stats_["memo_hits"] > 0  # branches reached by several split orders are shared
+
+
+def test_integer_weights_equal_repeated_rows():
+    Z, card, y, _, K = random_categorical(4)
+    w = np.random.default_rng(4).integers(1, 4, len(y))
+    a = solve(Z, card, y, w.astype(float), K, 0.02)
+    b = solve(np.repeat(Z, w, axis=0), card, np.repeat(y, w), np.ones(w.sum()), K, 0.02)
+    assert a.objective == pytest.approx(b.objective, abs=1e-12)
+    assert a.tree == b.tree or a.tree.n_splits == b.tree.n_splits
+
+
+def test_pandas_categories_give_multiway_nodes_and_absent_categories_become_leaves():
+    pd = pytest.importorskip("pandas")
+    colour = pd.Categorical(["red", "green", "blue", "red", "green", "blue"] * 6,
+                            categories=["red", "green", "blue", "purple"])
+    size = np.tile([1.0, 2.5, 3.0, 4.0, 5.5, 0.5], 6)
+    X = pd.DataFrame({"colour": colour, "size": size})
+    y = np.where((X.colour == "red") | ((X.colour == "green") & (X["size"] > 3)), "yes", "no")
+    clf = SparseTreeClassifier(penalty=0.01).fit(X, y)
+    tree = clf.tree_
+    assert clf.status_ == "optimal" and clf.score(X, y) == 1.0
+    assert tree.kind[0] == CATEGORICAL and tree.feature[0] == 0
+    kids = tree.children(0)
+    assert len(kids) == 4  # one slot per category, purple included
+    purple = kids[3]
+    assert tree.kind[purple] == LEAF and tree.value[purple].sum() == 0
+    assert tree.label[purple] == tree.label[0]  # the parent's majority
+    green = kids[1]
+    assert tree.kind[green] == THRESHOLD and tree.feature[green] == 1
+    text = export_text(tree)
+    for line in ("colour = red", "colour = green", "colour = blue", "colour = purple", "size <= "):
+        assert line in text
+    assert clf.objective_ == pytest.approx(0.02)
+    np.testing.assert_array_equal(clf.predict(X), y)
+
+
+def test_numeric_columns_use_threshold_nodes_and_match_binarised_oracle():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, size=(30, 2)).astype(float)
+    y = ((X[:, 0] > 1) ^ (X[:, 1] > 2)).astype(int)
+    y[rng.random(30) < 0.15] ^= 1
+    clf = SparseTreeClassifier(penalty=0.03).fit(X, y)
+    assert set(clf.tree_.kind[clf.tree_.kind != LEAF]) <= {THRESHOLD}
+    # binary features x_j > t for every midpoint t, as the oracle's 2-category features
+    feats = [(X[:, j] > t).astype(int) for j in range(2)
+             for t in (np.unique(X[:, j])[:-1] + np.unique(X[:, j])[1:]) / 2]
+    B = np.stack(feats, 1)
+    expected = brute_force_cost(B, np.full(B.shape[1], 2), y, np.ones(30), 2, 0.03, max_depth=3)
+    assert clf.tree_.max_depth > 3 or clf.objective_ == pytest.approx(expected, abs=1e-12)
+    assert clf.objective_ <= expected + 1e-12
+
+
+def test_cross_check_with_dp_solver_on_binary_data(binary_data):
+    from exactree.estimators.optimal import OptimalTreeClassifier
+
+    X, y = binary_data("tic-tac-toe")
+    X, y = X[::3, :12].astype(int), y[::3]
+    for alpha, depth in ((0.03, 3), (0.015, 3)):
+        ours = SparseTreeClassifier(penalty=alpha, max_depth=depth).fit(X, y)
+        dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=alpha).fit(X, y)
+        assert ours.status_ == "optimal" and dp.status_ == "optimal"
+        assert ours.objective_ == pytest.approx(dp.objective_, abs=1e-9)
+        free = SparseTreeClassifier(penalty=alpha).fit(X, y)  # no depth limit
+        assert free.objective_ <= ours.objective_ + 1e-12
+        if free.tree_.max_depth <= depth:  # the optimum is naturally that shallow
+            assert free.objective_ == pytest.approx(dp.objective_, abs=1e-9)
+
+
+def test_anytime_bounds_bracket_the_optimum():
+    a = np.loadtxt(SHARED / "categorical" / "lymph-o.txt", dtype=int) if (
+        SHARED / "categorical" / "lymph-o.txt").is_file() else None
+    if a is None:
+        pytest.skip("lymph-o not found")
+    X, y = a[:, :-1], np.unique(a[:, -1], return_inverse=True)[1]
+    card = X.max(0) + 1
+    full = solve(X, card, y, np.ones(len(y)), 4, 0.01)
+    assert full.status == "optimal"
+    for cap in (200, 5000):
+        part = solve(X, card, y, np.ones(len(y)), 4, 0.01, max_branches=cap)
+        assert part.status == "node_limit"
+        assert part.lower_bound <= full.objective + 1e-12 <= part.objective + 2e-12
+        assert part.gap > 0
+        tree = part.tree
+        err = (tree.predict(X) != y).mean()
+        assert err + 0.01 * tree.n_splits == pytest.approx(part.objective, abs=1e-12)
+    quick = SparseTreeClassifier(penalty=0.01, time_limit=1e-4,
+                                 categorical_features=list(range(X.shape[1]))).fit(X, y)
+    assert quick.status_ in ("time_limit", "optimal")
+    assert quick.lower_bound_ <= full.objective + 1e-12 <= quick.objective_ + 1e-12
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"penalty": -0.1}, "penalty"),
+    ({"penalty": 1.5}, "penalty"),
+    ({"max_depth": -1}, "max_depth"),
+    ({"time_limit": 0}, "time_limit"),
+])
+def test_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        SparseTreeClassifier(**params).fit(np.eye(4), [0, 1, 0, 1])
+
+
+def test_non_integer_codes_in_declared_categorical_column():
+    X = np.array([[0.0, 1.0], [1.5, 0.0], [2.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="non-integer value 1.5"):
+        SparseTreeClassifier(categorical_features=[0]).fit(X, [0, 1, 0, 1])
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="non-integer"):
+        SparseTreeClassifier(categorical_features=["a"]).fit(
+            pd.DataFrame({"a": X[:, 0], "b": X[:, 1]}), [0, 1, 0, 1])
+    # integer-valued floats are fine
+    SparseTreeClassifier(categorical_features=[1]).fit(X, [0, 1, 0, 1])
+
+
+def test_solver_rejects_bad_codes():
+    with pytest.raises(ValueError, match="code outside"):
+        solve(np.array([[0], [2]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, 0.1)
+    with pytest.raises(ValueError, match="penalty"):
+        solve(np.array([[0], [1]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, -1.0)
+
+
+_BASE = "shared TreeClassifierBase behaviour (estimators/base.py, not this estimator): "
+_EXPECTED_FAILED = {
+    "check_estimators_unfitted": _BASE + "predict reads classes_ before check_is_fitted",
+    "check_dtype_object": _BASE + "object columns holding dicts are taken as categorical",
+    "check_supervised_y_2d": _BASE + "a column-vector y is refused instead of raveled with a warning",
+    "check_fit2d_1sample": _BASE + "the single-class message does not say 'one class'",
+    "check_fit2d_predict1d": _BASE + "1-D X at predict lacks the 'Reshape your data' hint",
+    "check_requires_y_none": _BASE + "y=None gives a non-standard message",
+}
+
+
+# penalty 0.05 and a branch cap keep the checks' continuous data (hundreds of thresholds) quick
+@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=200_000)],
+                         expected_failed_checks=lambda est: _EXPECTED_FAILED)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
