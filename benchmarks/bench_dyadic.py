@@ -62,7 +62,7 @@ def datasets(quick: bool):
     X, y = load_breast_cancer(return_X_y=True)
     out.append(("breast_cancer[3]", X[:, _top_features(X, y, 3)], y))
     X, y = load_digits(return_X_y=True)
-    out.append(("digits[4]", X[:, _top_features(X, y, 4)], y))
+    out.append(("digits[3]", X[:, _top_features(X, y, 3)], y))
     X, y = make_moons(n_samples=300 if quick else 500, noise=0.3, random_state=0)
     out.append(("moons", X, y))
     X, y = checkerboard(300 if quick else 500)

@@ -181,21 +181,23 @@ def prepare(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: 
     constant = ~(hi > lo)
     stats: dict[str, Any] = {"n_samples": int(n), "n_weighted": int(len(y))}
 
-    if compress:  # duplicate replacement
-        _, inv = np.unique(X, axis=0, return_inverse=True)
-        inv = inv.ravel()
-        g = int(inv.max()) + 1
-        Xu = np.zeros((g, d))
-        Xu[inv] = X
-        Cu = np.zeros((g, n_classes))
-        np.add.at(Cu, inv, C)
+    # Duplicate replacement (always for choosing k: conflicting duplicates are never zero-loss).
+    _, inv = np.unique(X, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    g = int(inv.max()) + 1
+    Xu = np.zeros((g, d))
+    Xu[inv] = X
+    Cu = np.zeros((g, n_classes))
+    np.add.at(Cu, inv, C)
+    stats["n_unique"] = int(g)
+    if compress:
         X, C = Xu, Cu
-    stats["n_unique"] = int(len(X))
     W, offset = _translate(C @ L)
+    Wu = _translate(Cu @ L)[0]
     tol = 1e-10 * max(1.0, float(W.sum()) + 1.0)
 
     if isinstance(max_splits, str):  # "auto"
-        k, k0, reached = _auto_k(X, W, lo, hi, ~constant, tol)
+        k, k0, reached = _auto_k(Xu, Wu, lo, hi, ~constant, tol)
         stats.update(k0=int(k0), zero_loss_grid=bool(reached))
     else:
         k = np.broadcast_to(np.asarray(max_splits, np.int64), (d,)).copy()
