@@ -55,6 +55,18 @@ def rect_hash(key: int, shift: np.ndarray, mask: np.ndarray, u: np.ndarray, P: i
 
 
 @njit(cache=True)
+def _probe(keys: np.ndarray, P: int, key: int, h: int) -> int:
+    """Slot of ``key`` (hash ``h``) in the linear-probing table, -1 when absent."""
+    while keys[h] >= 0:
+        if keys[h] == key:
+            return h
+        h += 1
+        if h == P:
+            h = 0
+    return -1
+
+
+@njit(cache=True)
 def _better(e1: float, l1: int, e2: float, l2: int, lam: float, tol: float,
             more_leaves: bool) -> bool:
     """Is ``(e1, l1)`` strictly preferred to ``(e2, l2)`` at penalty ``lam``?
@@ -214,6 +226,24 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                 continue
             f_ci[t] = i
             b = kvec[i] - f_lev[t, i] - 1
+            # Both children already solved (the common case: a rectangle has up to d parents)?
+            # Then the candidate needs no partition of the samples at all.
+            hl = f_hash[t] - du[i, b]
+            if hl < 0:
+                hl += P
+            sl = _probe(keys, P, f_key[t] - ((np.int64(1) << b) << shift[i]), hl)
+            if sl >= 0:
+                hr = f_hash[t] + du[i, b]
+                if hr >= P:
+                    hr -= P
+                sr = _probe(keys, P, f_key[t] + ((np.int64(1) << b) << shift[i]), hr)
+                if sr >= 0:
+                    f_le[t] = t_err[sl]
+                    f_ll[t] = t_leaves[sl]
+                    ret_e = t_err[sr]
+                    ret_l = t_leaves[sr]
+                    f_stage[t] = _RIGHT_DONE
+                    continue
             lo = f_lo[t]
             hi = f_hi[t]
             a = lo
@@ -324,15 +354,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
             top -= 1
             continue
         # A child is needed: look it up, else push a frame for it.
-        h = chash
-        found = -1
-        while keys[h] >= 0:
-            if keys[h] == ckey:
-                found = h
-                break
-            h += 1
-            if h == P:
-                h = 0
+        found = _probe(keys, P, ckey, chash)
         if found >= 0:
             ret_e = t_err[found]
             ret_l = t_leaves[found]
