@@ -286,3 +286,27 @@ def test_cv_option_chooses_a_path_penalty_by_cross_validation():
     assert est.tree_.feature_names == est.path_[0].tree.feature_names
     with pytest.raises(ValueError, match="either penalty or cv"):
         DyadicTreeClassifier(cv=3, penalty=0.1).fit(X, y)
+
+
+def test_path_searches_agree_through_the_estimator_and_adaptive_needs_integer_errors():
+    X, y, K, rng = _data(12, n=40, K=2)
+    paths = {s: DyadicTreeClassifier(path_search=s, max_splits_per_dim=3).fit_path(X, y)
+             for s in ("hull", "adaptive", "adaptive_heuristic")}
+    hull = [(p.n_leaves, round(p.error, 12)) for p in paths["hull"]]
+    assert [(p.n_leaves, round(p.error, 12)) for p in paths["adaptive"]] == hull
+    assert {(p.n_leaves, round(p.error, 12)) for p in paths["adaptive_heuristic"]} <= set(hull)
+    with pytest.raises(ValueError, match="integer grid"):
+        DyadicTreeClassifier(path_search="adaptive").fit_path(X, y, sample_weight=rng.random(40) + 0.1)
+
+
+def test_zero_weight_rows_are_ignored():
+    rng = np.random.default_rng(13)
+    X = rng.random((40, 2))
+    y = (X[:, 0] > 0.4).astype(int)
+    X2 = np.vstack([X, X + 5.0])
+    y2 = np.concatenate([y, 1 - y])
+    w2 = np.concatenate([np.ones(40), np.zeros(40)])
+    a = DyadicTreeClassifier().fit(X, y)
+    b = DyadicTreeClassifier().fit(X2, y2, sample_weight=w2)
+    np.testing.assert_array_equal(a.bounding_box_, b.bounding_box_)
+    assert a.tree_ == b.tree_

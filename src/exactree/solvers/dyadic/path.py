@@ -67,7 +67,10 @@ class _Runner:
     def __call__(self, lam: float, more_leaves: bool = True) -> DyadicSolution:
         if self.max_evaluations is not None and len(self.lams) >= self.max_evaluations:
             raise _Budget
-        sol = solve(self.problem, lam, prune=self.prune, more_leaves=more_leaves)
+        # Size the table from the last search (penalties change slowly along a search).
+        hint = int(1.25 * self.visited[-1]) + 64 if self.visited else None
+        sol = solve(self.problem, lam, prune=self.prune, more_leaves=more_leaves,
+                    capacity_hint=hint)
         if not any(_same(sol, f, self.problem.tol) for f in self.found):
             self.found.append(sol)
         self.visited.append(sol.visited)

@@ -242,13 +242,17 @@ def prepare(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: 
 
 
 def solve(problem: DyadicProblem, lam: float, *, prune: bool = True, more_leaves: bool = True,
-          seed: int = 0) -> DyadicSolution:
+          seed: int = 0, capacity_hint: int | None = None) -> DyadicSolution:
     """Exact minimum of ``error + lam * leaves`` (internal units) over ``T_k``.
 
     ``lam = 0`` with ``more_leaves=False`` gives the lexicographic minimum (error, leaves), the
-    limit of the solutions as the penalty goes to 0 from above.
+    limit of the solutions as the penalty goes to 0 from above. ``capacity_hint`` (expected
+    number of rectangles) sizes the hash table; it grows anyway when needed.
     """
-    init_cap = 2 * min(problem.stats.get("est_rectangles", 1 << 16), 1 << 16)
+    cap = min(problem.stats.get("est_rectangles", 1 << 16), 1 << 16)
+    if capacity_hint is not None:
+        cap = min(problem.stats.get("est_rectangles", capacity_hint), capacity_hint)
+    init_cap = 2 * max(int(cap), 8)
     out = solve_dyadic(problem.cells, problem.W, problem.kvec, float(lam), problem.tol,
                        bool(more_leaves), bool(prune), int(init_cap), int(seed))
     keys, t_err, t_leaves, t_split, t_label, u, P, visited, heur, e, l = out
@@ -274,11 +278,12 @@ def _extract(kvec: np.ndarray, table: tuple) -> dict[int, tuple[int, int]]:
     """Walk the optimal tree in the hash table; a child missing from it is empty."""
     keys, t_split, t_label, u, P = table
     shift, mask = _bit_layout(kvec)
+    layout = list(zip(shift.tolist(), mask.tolist(), u.tolist()))
     nodes: dict[int, tuple[int, int]] = {}
     stack = [_root_key(kvec, shift)]
     while stack:
         key = stack.pop()
-        h = rect_hash(np.int64(key), shift, mask, u, P)
+        h = sum(ui * ((key >> sh) & m) for sh, m, ui in layout) % P  # rect_hash, in Python
         while keys[h] >= 0 and keys[h] != key:
             h = h + 1 if h + 1 < P else 0
         if keys[h] < 0:
