@@ -52,6 +52,8 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
             arrays.append(X[:, j].astype(np.float64))
             cats.append(False)
         except (TypeError, ValueError):
+            if not all(isinstance(v, str) for v in X[:, j]):
+                raise  # neither numbers nor category strings
             arrays.append(X[:, j].astype(object))
             cats.append(True)
     return arrays, names, cats

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
@@ -35,9 +36,11 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
     Accepts any hashable labels (numbers, strings). Raises for regression targets, missing
     labels and a single class.
     """
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        raise ValueError("y must be 1-D; got a column vector, use y.ravel()")
+        y = column_or_1d(y, warn=True)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
@@ -48,6 +51,6 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
     classes, y_index = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(
-            f"y contains a single class ({classes[0]!r}); a classifier needs at least two classes"
+            f"y contains only one class ({classes[0]!r}); a classifier needs at least two classes"
         )
     return classes, y_index.astype(np.int64)

@@ -1,5 +1,6 @@
 """scikit-learn estimators, one thin class per model family."""
 
 from .base import TreeClassifierBase
+from .optimal import OptimalTreeClassifier, PathPoint
 
-__all__ = ["TreeClassifierBase"]
+__all__ = ["OptimalTreeClassifier", "PathPoint", "TreeClassifierBase"]

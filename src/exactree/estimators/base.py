@@ -33,15 +33,17 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {}
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
-        validate_data(self, X, skip_check_array=True, reset=reset)
         if _is_dataframe(X):
             if X.shape[0] == 0:
                 raise ValueError("X is empty: it has 0 samples")
             if X.shape[1] == 0:
                 raise ValueError("X has 0 features")
-            return X
-        return check_array(X, dtype=None, ensure_all_finite=True, ensure_min_samples=1,
-                           ensure_min_features=1, input_name="X")
+            checked = X
+        else:
+            checked = check_array(X, dtype=None, ensure_all_finite=True, ensure_min_samples=1,
+                                  ensure_min_features=1, input_name="X")
+        validate_data(self, X, skip_check_array=True, reset=reset)  # names and feature count
+        return checked
 
     def _encoder(self) -> FeatureEncoder:
         return FeatureEncoder(categorical=getattr(self, "categorical_features", None))
@@ -59,8 +61,11 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, len(y_index))
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
+        # Rows of weight zero change no objective; dropping them keeps a weight of k the same
+        # as k copies (they would otherwise add threshold candidates and count toward leaf sizes).
+        keep = w > 0
         start = time.perf_counter()
-        result = solve(X_encoded, y_index, w, self.encoder_.columns_)
+        result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
         self.fit_time_ = time.perf_counter() - start
         self._store(result)
         return self
@@ -89,15 +94,18 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Index (in ``tree_``) of the leaf every row reaches."""
-        return self.tree_.apply(self._encode(X))
+        X = self._encode(X)
+        return self.tree_.apply(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class label of every row."""
-        return self.classes_[self.tree_.predict(self._encode(X))]
+        X = self._encode(X)
+        return self.classes_[self.tree_.predict(X)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
-        return self.tree_.predict_proba(self._encode(X))
+        X = self._encode(X)
+        return self.tree_.predict_proba(X)
 
     def export_text(self) -> str:
         """The fitted tree as indented text with feature and class names."""

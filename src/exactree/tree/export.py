@@ -26,14 +26,15 @@ def _number(x: float) -> str:
 
 
 def rule_formula(tree: Tree, node: int, features: Sequence[str]) -> str:
-    """The polynomial of a LINEAR node as text, e.g. ``0.5*x0 - 1.2*x1^2``."""
+    """The polynomial of a LINEAR node as text, e.g. ``x0 - 1.2*x1^2``."""
     lo, hi = tree.rule_ptr[node], tree.rule_ptr[node + 1]
     parts = []
     for coef, powers in zip(tree.rule_coef[lo:hi], tree.rule_powers[lo:hi]):
         factors = [features[f] + (f"^{p}" if p > 1 else "") for f, p in enumerate(powers) if p > 0]
         term = "*".join(factors) or "1"
         sign = "-" if coef < 0 else "+"
-        parts.append(f"{sign} {_number(abs(coef))}*{term}")
+        magnitude = "" if abs(coef) == 1 and factors else f"{_number(abs(coef))}*"
+        parts.append(f"{sign} {magnitude}{term}" if factors else f"{sign} {_number(abs(coef))}")
     text = " ".join(parts) if parts else "0"
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
 

@@ -30,37 +30,15 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def _two_leaves(C, a, b, tot, sign_a, K):
-    """Cost of the two leaves under one child when it splits on feature ``b``.
-
-    The child holds instances with feature ``a`` == sign_a (sign 1: true); the counts of a leaf
-    with ``a == sa`` and ``b == sb`` follow from the pair counts by inclusion-exclusion.
-    """
-    cost = 0.0
-    for sb in range(2):
-        total = 0.0
-        best = 0.0
-        for k in range(K):
-            ab = C[k, a, b]
-            if sign_a == 1:
-                c = ab if sb == 1 else C[k, a, a] - ab
-            else:
-                c = C[k, b, b] - ab if sb == 1 else tot[k] - C[k, a, a] - C[k, b, b] + ab
-            total += c
-            if c > best:
-                best = c
-        cost += total - best
-    return cost
-
-
-@njit(cache=True)
 def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classes, min_leaf,
                  max_budget, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N, out):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
     left child feature, right child feature (-1 where absent). Budgets above ``max_budget``
-    repeat the best allowed tree. ``ws_*`` are preallocated workspaces.
+    repeat the best allowed tree. ``ws_*`` are preallocated workspaces; when more features can
+    split the node than ``ws_C`` holds, pair counts are made one root row at a time instead of
+    as a full matrix (half the popcounts of the symmetric matrix, but memory linear in them).
     """
     K = n_classes
     m = ws_count.shape[0]
@@ -91,35 +69,41 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         else:
             ws_map[f] = -1
     if max_budget >= 1 and nA > 0 and out[0, 0] > 0:
-        C, N = ws_C, ws_N
-        if max_budget == 1:
-            # Single splits need only per-feature class counts (the diagonal).
-            for a in range(nA):
+        # Per-class weight and instance count of every usable feature (the diagonal).
+        diag = np.zeros((K + 1, nA))
+        for t in range(n_node):
+            i = idx[t]
+            for p in range(row_ptr[i], row_ptr[i + 1]):
+                a = ws_map[row_feat[p]]
+                if a >= 0:
+                    diag[labels[i], a] += weights[i]
+                    diag[K, a] += 1.0
+        rows = max_budget >= 2
+        full = rows and nA <= ws_C.shape[1]
+        woff = np.zeros(K + 1, np.int64)
+        if rows:
+            _fill_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class, ws_map,
+                          ws_pos, ws_bits, woff)
+        if full:
+            if unit:
+                _pair_counts_bitsets(K, nA, woff, ws_bits, ws_C, ws_N)
+            else:
+                _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, nA,
+                                      ws_map, ws_C, ws_N)
+        crow = np.zeros((K, nA))
+        nrow = np.zeros(nA)
+        cost_l = np.empty(nA)
+        cost_r = np.empty(nA)
+        for a in range(nA):
+            if full:
                 for k in range(K):
-                    C[k, a, a] = 0.0
-            for t in range(n_node):
-                i = idx[t]
-                for p in range(row_ptr[i], row_ptr[i + 1]):
-                    a = ws_map[row_feat[p]]
-                    if a >= 0:
-                        C[labels[i], a, a] += weights[i]
-        elif unit:
-            _pair_counts_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class,
-                                 ws_map, ws_pos, ws_bits, C)
-        else:
-            _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, nA, ws_map,
-                                  C, N)
-        if unit:
-            for a in range(nA):
-                for b in range(nA):
-                    s = 0.0
-                    for k in range(K):
-                        s += C[k, a, b]
-                    N[a, b] = s
-        elif max_budget == 1:
-            for a in range(nA):
-                N[a, a] = ws_count[ws_act[a]]
-        _search(C, N, tot, K, nA, n_node, min_leaf, max_budget, ws_act, out)
+                    crow[k, :] = ws_C[k, a, :nA]
+                nrow[:] = ws_N[a, :nA]
+            elif rows:
+                _pair_row(a, idx, n_node, labels, weights, unit, row_ptr, row_feat, K, nA, ws_map,
+                          ws_pos, ws_bits, woff, crow, nrow)
+            _root(a, crow, nrow, diag, tot, K, nA, n_node, min_leaf, max_budget, ws_act, out,
+                  cost_l, cost_r)
     # A budget may always hold a smaller tree: make costs non-increasing in the budget,
     # preferring the smaller tree on ties.
     for b in range(1, 4):
@@ -129,33 +113,78 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
 
 
 @njit(cache=True)
-def _pair_counts_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class, ws_map,
-                         ws_pos, ws_bits, C):
-    # Words of class k occupy [woff[k], woff[k+1]) in every feature's row of ws_bits.
-    woff = np.zeros(K + 1, np.int64)
+def _fill_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class, ws_map, ws_pos,
+                  ws_bits, woff):
+    """Word-major bitsets: ws_bits[w, a] holds 64 of the node's instances for feature a, so
+    loops over features run over contiguous memory and vectorise. Words of class k occupy
+    rows [woff[k], woff[k+1])."""
     for k in range(K):
         woff[k + 1] = woff[k] + (n_per_class[k] + 63) // 64
-    n_words = woff[K]
-    for a in range(nA):
-        for w in range(n_words):
-            ws_bits[a, w] = 0
+    for w in range(woff[K]):
+        for a in range(nA):
+            ws_bits[w, a] = 0
     for t in range(n_node):
         i = idx[t]
-        k = labels[i]
-        word = woff[k] + (ws_pos[t] >> 6)
+        word = woff[labels[i]] + (ws_pos[t] >> 6)
         bit = np.uint64(1) << np.uint64(ws_pos[t] & 63)
         for p in range(row_ptr[i], row_ptr[i + 1]):
             a = ws_map[row_feat[p]]
             if a >= 0:
-                ws_bits[a, word] |= bit
+                ws_bits[word, a] |= bit
+
+
+@njit(cache=True)
+def _pair_counts_bitsets(K, nA, woff, ws_bits, C, N):
+    acc = np.empty(nA, np.int64)
     for a in range(nA):
         for b in range(a, nA):
-            for k in range(K):
-                s = 0
-                for w in range(woff[k], woff[k + 1]):
-                    s += popcount(ws_bits[a, w] & ws_bits[b, w])
-                C[k, a, b] = s
-                C[k, b, a] = s
+            N[a, b] = 0.0
+    for k in range(K):
+        for a in range(nA):
+            for b in range(a, nA):
+                acc[b] = 0
+            for w in range(woff[k], woff[k + 1]):
+                x = ws_bits[w, a]
+                for b in range(a, nA):
+                    acc[b] += popcount(x & ws_bits[w, b])
+            for b in range(a, nA):
+                C[k, a, b] = acc[b]
+                C[k, b, a] = acc[b]
+                N[a, b] += acc[b]
+    for a in range(nA):
+        for b in range(a + 1, nA):
+            N[b, a] = N[a, b]
+
+
+@njit(cache=True)
+def _pair_row(a, idx, n_node, labels, weights, unit, row_ptr, row_feat, K, nA, ws_map, ws_pos,
+              ws_bits, woff, crow, nrow):
+    """Pair counts of root feature ``a`` with every feature (row mode)."""
+    if unit:
+        nrow[:] = 0.0
+        for k in range(K):
+            for b in range(nA):
+                crow[k, b] = 0.0
+            for w in range(woff[k], woff[k + 1]):
+                x = ws_bits[w, a]
+                if x:
+                    for b in range(nA):
+                        crow[k, b] += popcount(x & ws_bits[w, b])
+            for b in range(nA):
+                nrow[b] += crow[k, b]
+        return
+    crow[:, :] = 0.0
+    nrow[:] = 0.0
+    for t in range(n_node):
+        i = idx[t]
+        k = labels[i]
+        word = woff[k] + (ws_pos[t] >> 6)
+        if (ws_bits[word, a] >> np.uint64(ws_pos[t] & 63)) & np.uint64(1):
+            for p in range(row_ptr[i], row_ptr[i + 1]):
+                b = ws_map[row_feat[p]]
+                if b >= 0:
+                    crow[k, b] += weights[i]
+                    nrow[b] += 1.0
 
 
 @njit(cache=True)
@@ -187,43 +216,101 @@ def _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, nA
 
 
 @njit(cache=True)
-def _search(C, N, tot, K, nA, n_node, min_leaf, max_budget, ws_act, out):
-    counts = np.zeros(K)
-    for a in range(nA):
-        n_left = N[a, a]
-        n_right = n_node - n_left
-        for k in range(K):
-            counts[k] = C[k, a, a]
-        left0 = leaf_cost(counts)
-        for k in range(K):
-            counts[k] = tot[k] - C[k, a, a]
-        right0 = leaf_cost(counts)
-        left1, right1 = INF, INF
-        best_l, best_r = -1, -1
-        if max_budget >= 2:
-            for b in range(nA):
-                if b == a:
-                    continue
-                nab = N[a, b]
-                # left child (a true) split on b
-                if left0 > 0 and nab >= min_leaf and n_left - nab >= min_leaf:
-                    c = _two_leaves(C, a, b, tot, 1, K)
-                    if c < left1:
-                        left1, best_l = c, b
-                nb = N[b, b] - nab
-                if right0 > 0 and nb >= min_leaf and n_right - nb >= min_leaf:
-                    c = _two_leaves(C, a, b, tot, 0, K)
-                    if c < right1:
-                        right1, best_r = c, b
-        f = ws_act[a]
-        _offer(out, 1, left0 + right0, f, 0, -1, -1)
-        if max_budget >= 2:
-            if left1 < INF:
-                _offer(out, 2, left1 + right0, f, 1, ws_act[best_l], -1)
-            if right1 < INF:
-                _offer(out, 2, left0 + right1, f, 0, -1, ws_act[best_r])
-        if max_budget >= 3 and left1 < INF and right1 < INF:
-            _offer(out, 3, left1 + right1, f, 1, ws_act[best_l], ws_act[best_r])
+def _root(a, crow, nrow, diag, tot, K, nA, n_node, min_leaf, max_budget, ws_act, out, cost_l,
+          cost_r):
+    """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3."""
+    n_left = diag[K, a]
+    n_right = n_node - n_left
+    left0 = 0.0
+    right0 = 0.0
+    best_in_l, best_in_r, tot_l = 0.0, 0.0, 0.0
+    for k in range(K):
+        cl = diag[k, a]
+        tot_l += cl
+        best_in_l = max(best_in_l, cl)
+        best_in_r = max(best_in_r, tot[k] - cl)
+    left0 = tot_l - best_in_l
+    right0 = (tot.sum() - tot_l) - best_in_r
+    left1, right1 = INF, INF
+    best_l, best_r = -1, -1
+    if max_budget >= 2 and (left0 > 0 or right0 > 0):
+        if K == 2:
+            _children_binary(crow, nrow, diag, tot, a, nA, n_left, n_right, min_leaf, cost_l,
+                             cost_r)
+        else:
+            _children_multiclass(crow, nrow, diag, tot, K, a, nA, n_left, n_right, min_leaf,
+                                 cost_l, cost_r)
+        cost_l[a] = INF
+        cost_r[a] = INF
+        best_l = _argmin(cost_l, nA)
+        best_r = _argmin(cost_r, nA)
+        left1 = cost_l[best_l] if left0 > 0 else INF
+        right1 = cost_r[best_r] if right0 > 0 else INF
+    f = ws_act[a]
+    _offer(out, 1, left0 + right0, f, 0, -1, -1)
+    if max_budget >= 2:
+        if left1 < INF:
+            _offer(out, 2, left1 + right0, f, 1, ws_act[best_l], -1)
+        if right1 < INF:
+            _offer(out, 2, left0 + right1, f, 0, -1, ws_act[best_r])
+    if max_budget >= 3 and left1 < INF and right1 < INF:
+        _offer(out, 3, left1 + right1, f, 1, ws_act[best_l], ws_act[best_r])
+
+
+@njit(cache=True)
+def _children_binary(crow, nrow, diag, tot, a, nA, n_left, n_right, min_leaf, cost_l, cost_r):
+    """Cost of splitting each child of root ``a`` on every feature b, for two classes (a leaf
+    costs min(c0, c1)); infeasible splits cost INF. Branch-free so the loop vectorises."""
+    ta0, ta1 = diag[0, a], diag[1, a]
+    r0, r1 = tot[0] - ta0, tot[1] - ta1
+    for b in range(nA):
+        p, q = crow[0, b], crow[1, b]
+        d0, d1 = diag[0, b] - p, diag[1, b] - q
+        nab = nrow[b]
+        nb = diag[2, b] - nab
+        ok_l = (nab >= min_leaf) & (n_left - nab >= min_leaf)
+        ok_r = (nb >= min_leaf) & (n_right - nb >= min_leaf)
+        cost_l[b] = (min(p, q) + min(ta0 - p, ta1 - q)) if ok_l else INF
+        cost_r[b] = (min(d0, d1) + min(r0 - d0, r1 - d1)) if ok_r else INF
+
+
+@njit(cache=True)
+def _children_multiclass(crow, nrow, diag, tot, K, a, nA, n_left, n_right, min_leaf, cost_l,
+                         cost_r):
+    for b in range(nA):
+        nab = nrow[b]
+        nb = diag[K, b] - nab
+        cl, cr = INF, INF
+        if nab >= min_leaf and n_left - nab >= min_leaf:
+            cl = 0.0
+            for sb in range(2):  # leaves a&b and a&~b
+                total, best = 0.0, 0.0
+                for k in range(K):
+                    c = crow[k, b] if sb == 1 else diag[k, a] - crow[k, b]
+                    total += c
+                    best = max(best, c)
+                cl += total - best
+        if nb >= min_leaf and n_right - nb >= min_leaf:
+            cr = 0.0
+            for sb in range(2):  # leaves ~a&b and ~a&~b
+                total, best = 0.0, 0.0
+                for k in range(K):
+                    ab = diag[k, b] - crow[k, b]
+                    c = ab if sb == 1 else tot[k] - diag[k, a] - ab
+                    total += c
+                    best = max(best, c)
+                cr += total - best
+        cost_l[b] = cl
+        cost_r[b] = cr
+
+
+@njit(cache=True)
+def _argmin(x, n):
+    best = 0
+    for i in range(1, n):
+        if x[i] < x[best]:
+            best = i
+    return best
 
 
 @njit(cache=True)

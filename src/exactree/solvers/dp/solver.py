@@ -32,6 +32,7 @@ from ._search import (
 TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds")
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
                                     USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS)))
+PAIR_MATRIX_BYTES = 64e6
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
 
 
@@ -108,9 +109,12 @@ class DPSolver:
         self.cache = Cache(self.max_depth, int(cache_limit))
         D = self.max_depth
         n_words_class = (n + 63) // 64 + self.n_classes
+        # Full pair-count matrices up to PAIR_MATRIX_BYTES; nodes with more usable features
+        # count pairs one root row at a time.
+        cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
         self._ws = (np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64),
-                    np.zeros(n, np.int64), np.zeros((m, n_words_class), np.uint64),
-                    np.zeros((self.n_classes, m, m)), np.zeros((m, m)))
+                    np.zeros(n, np.int64), np.zeros((n_words_class, m), np.uint64),
+                    np.zeros((self.n_classes, cap, cap)), np.zeros((cap, cap)))
         self._archive = (np.zeros((D + 1, self.F.shape[1]), np.uint64),
                          np.zeros((D + 1, 1 << D)), np.zeros(D + 1, np.bool_))
         self.stats = np.zeros(len(STAT_NAMES), np.int64)

@@ -1,0 +1,115 @@
+"""MurTree DP solver against brute force, the known optima and itself with techniques off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import optimal_cost
+
+from exactree.solvers.dp.solver import TECHNIQUES, DPSolver
+
+
+def random_problem(seed: int):
+    rng = np.random.default_rng(seed)
+    n, m, K = int(rng.integers(4, 28)), int(rng.integers(1, 6)), int(rng.integers(2, 4))
+    X = rng.random((n, m)) < rng.uniform(0.2, 0.8)
+    y = rng.integers(0, K, n)
+    return rng, X, y, K
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_matches_brute_force(seed):
+    rng, X, y, K = random_problem(seed)
+    depth = int(rng.integers(1, 4))
+    nodes = None if rng.random() < 0.4 else int(rng.integers(0, 1 << depth))
+    w = None if rng.random() < 0.6 else rng.integers(1, 4, len(y)) * rng.choice([1.0, 0.37])
+    min_leaf = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+    sol = DPSolver(X, y, K, sample_weight=w, max_depth=depth, min_samples_leaf=min_leaf).solve(nodes)
+    expected = optimal_cost(X, y, K, depth, nodes, w, min_leaf)
+    assert sol.optimal and sol.cost == pytest.approx(expected, abs=1e-9)
+    assert sol.lower_bound == pytest.approx(sol.cost)
+    assert sol.tree.n_splits <= (nodes if nodes is not None else (1 << depth) - 1)
+
+
+@pytest.mark.parametrize("off", TECHNIQUES)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_each_technique_off_gives_the_same_optimum(off, seed):
+    rng, X, y, K = random_problem(seed)
+    depth = int(rng.integers(2, 4))
+    nodes = None if rng.random() < 0.5 else int(rng.integers(1, 1 << depth))
+    sol = DPSolver(X, y, K, max_depth=depth, techniques={off: False}).solve(nodes)
+    assert sol.cost == optimal_cost(X, y, K, depth, nodes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_row_by_row_pair_counts_match_brute_force(seed):
+    """Nodes with more usable features than the pair matrix holds count pairs row by row."""
+    import exactree.solvers.dp.solver as dp
+
+    rng, X, y, K = random_problem(seed)
+    w = None if rng.random() < 0.5 else rng.integers(1, 4, len(y)) * 0.5
+    saved = dp.PAIR_MATRIX_BYTES
+    dp.PAIR_MATRIX_BYTES = 8 * (K + 1)  # room for one feature: every depth-2 node uses rows
+    try:
+        sol = dp.DPSolver(X, y, K, sample_weight=w, max_depth=2).solve()
+    finally:
+        dp.PAIR_MATRIX_BYTES = saved
+    assert sol.cost == pytest.approx(optimal_cost(X, y, K, 2, None, w))
+
+
+def test_node_budget_path_reuses_one_cache():
+    rng, X, y, K = random_problem(7)
+    solver = DPSolver(X, y, K, max_depth=3)
+    costs = [solver.solve(b).cost for b in range(8)]
+    assert costs == [optimal_cost(X, y, K, 3, b) for b in range(8)]
+    assert all(a >= b for a, b in zip(costs, costs[1:]))
+
+
+def test_deterministic_tree():
+    rng, X, y, K = random_problem(11)
+    a = DPSolver(X, y, K, max_depth=3).solve().tree
+    b = DPSolver(X, y, K, max_depth=3).solve().tree
+
+    def flat(node):
+        return [] if node.feature < 0 else [node.feature] + flat(node.true) + flat(node.false)
+
+    assert flat(a) == flat(b)
+
+
+SMALL = ["anneal", "breast-wisconsin", "heart-cleveland", "hepatitis", "lymph", "monk1_bin",
+         "tic-tac-toe", "vote", "iris_categorical_bin", "primary-tumor"]
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_reproduces_known_optima(name, binary_data, optima):
+    X, y = binary_data(name)
+    y = np.unique(y, return_inverse=True)[1]
+    for depth in (2, 3):
+        if (name, depth) not in optima:
+            continue
+        sol = DPSolver(X, y, int(y.max()) + 1, max_depth=depth).solve()
+        assert sol.cost == optima[(name, depth)], (name, depth)
+
+
+def test_time_limit_returns_a_valid_tree_with_a_bound(binary_data):
+    X, y = binary_data("vehicle")
+    y = np.unique(y, return_inverse=True)[1]
+    solver = DPSolver(X, y, int(y.max()) + 1, max_depth=4)
+    sol = solver.solve(time_limit=0.05)
+    assert not sol.optimal
+    assert 0 <= sol.lower_bound <= sol.cost
+    leaves = []
+    stack = [sol.tree]
+    while stack:
+        node = stack.pop()
+        if node.feature < 0:
+            leaves.append(node.counts)
+        else:
+            stack += [node.true, node.false]
+    assert sum(c.sum() - c.max() for c in leaves) == sol.cost
+    assert sum(c.sum() for c in leaves) == len(y)
