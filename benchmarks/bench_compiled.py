@@ -129,7 +129,8 @@ def main() -> None:
     predict_leaves(tree, Xall[:2])
     for n in (1, 10, 100):
         X = Xall[:n]
-        tc = best_time(lambda: predict_leaves(tree, X, method="compiled"), budget=0.05, max_reps=200)
+        tc = best_time(lambda: predict_leaves(tree, X, method="compiled"), budget=0.05,
+                       max_reps=200)
         tt = best_time(lambda: predict_leaves(tree, X, method="traversal"), budget=0.05,
                        max_reps=200)
         print(f"  rows={n:>4}: compiled {1e6 * tc:8.1f}   traversal {1e6 * tt:8.1f}")

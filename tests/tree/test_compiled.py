@@ -195,9 +195,8 @@ def test_save_load(tmp_path):
     ct.save(tmp_path / "tree.npz")
     back = CompiledTree.load(tmp_path / "tree.npz")
     assert back == ct and back.to_tree() == tree
-    np.save(tmp_path / "other.npy", np.zeros(3))
+    np.savez(tmp_path / "bad.npz", S=np.zeros(1))
     with pytest.raises(ValueError, match="not an exactree compiled tree"):
-        np.savez(tmp_path / "bad.npz", S=np.zeros(1))
         CompiledTree.load(tmp_path / "bad.npz")
 
 
@@ -376,3 +375,18 @@ def test_degenerate_split_is_rejected():
                 label=np.array([0, 0]), n_features=1)
     with pytest.raises(ValueError, match="same child"):
         tree.compile()
+
+
+def test_predict_leaves_caches_per_tree_and_forces_methods():
+    from exactree.tree import compiled as mod
+    ct = CompiledTree(PAPER_S, PAPER_T, PAPER_B, np.eye(6))
+    tree = ct.to_tree()
+    X = np.random.default_rng(4).integers(0, 7, size=(50, 4)).astype(float)
+    for method in ("auto", "compiled", "traversal"):
+        np.testing.assert_array_equal(predict_leaves(tree, X, method=method), tree.apply(X))
+    assert mod._cached(tree) is mod._cached(tree)
+    key = id(tree)
+    del tree
+    import gc
+    gc.collect()
+    assert key not in mod._CACHE
