@@ -343,3 +343,56 @@ def side_costs(sides, full, class_planes, weights, use_planes, out):
         for w in range(full.shape[0]):
             mask[w] = full[w] & ~sides[m, w]
         out[m, 1], _ = leaf_cost(mask, class_planes, weights, use_planes, scratch)
+
+
+@njit(cache=True)
+def extend_incumbent(prev, k, n_rules, sides, defining, full, class_planes, weights, use_planes,
+                     count_planes, min_leaf, max_depth, best_value, best_comb):
+    """Warm start for the K-combination loop: ``sodt`` on ``prev[:k-1]`` plus every other rule
+    (a greedy extension of the best smaller tree); improves ``best_value`` / ``best_comb``."""
+    n_states = 1
+    for _ in range(k):
+        n_states *= 3
+    pow3 = np.ones(k, np.int64)
+    for i in range(1, k):
+        pow3[i] = pow3[i - 1] * 3
+    n_words = full.shape[0]
+    Kc = np.zeros((k, k), np.int64)
+    visited = np.full(n_states, -1, np.int64)
+    rsmask = np.zeros(n_states, np.int64)
+    depth = np.zeros(n_states, np.int64)
+    ok = np.zeros(n_states, np.bool_)
+    data = np.zeros((n_states, n_words), np.uint64)
+    value = np.zeros(n_states, np.float64)
+    ntrees = np.zeros(n_states, np.int64)
+    choice = np.zeros(n_states, np.int64)
+    queue = np.zeros(n_states, np.int64)
+    scratch = np.zeros(weights.shape[1], np.float64)
+    side_cost = np.zeros((1, 2), np.float64)
+    comb = np.zeros(k, np.int64)
+    for r in range(n_rules):
+        pos = 0
+        clash = False
+        for j in range(k - 1):
+            if prev[j] == r:
+                clash = True
+        if clash:
+            continue
+        inserted = False
+        for j in range(k - 1):  # keep the combination sorted
+            if not inserted and r < prev[j]:
+                comb[pos] = r
+                pos += 1
+                inserted = True
+            comb[pos] = prev[j]
+            pos += 1
+        if not inserted:
+            comb[pos] = r
+        v, nt, ns = sodt_dp(comb, k, sides, defining, full, class_planes, weights, use_planes,
+                            count_planes, min_leaf, max_depth, Kc, pow3, r, visited, rsmask,
+                            depth, ok, data, value, ntrees, choice, queue, scratch, side_cost,
+                            INF)
+        if v < best_value[0]:
+            best_value[0] = v
+            for i in range(k):
+                best_comb[i] = comb[i]

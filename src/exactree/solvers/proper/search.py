@@ -153,6 +153,14 @@ def odt(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_leaf: int
         comb = np.arange(k, dtype=np.int64)
         found = np.zeros(k, np.int64)
         bv = np.array([best_value[0]])
+        if prune and len(best_combo) == k - 1 and k > 1:
+            # a good incumbent early makes the bound skip most combinations
+            kern.extend_incumbent(best_combo, k, len(rules), rules.sides, rules.defining,
+                                  data.full, data.class_planes, data.weights, data.use_planes,
+                                  data.count_planes, min_samples_leaf, max_d, bv, found)
+            if bv[0] < best_value[0]:
+                best_value[0] = bv[0]
+                best_combo = found.copy()
         chunk = 256
         while True:
             t0 = time.perf_counter()
