@@ -215,3 +215,13 @@ def test_weights_and_duplicates():
     b = solve_proper(Xr, yr, np.repeat(w, 2), 2, n_splits=2, rules="axis")
     assert a.objective == pytest.approx(b.objective)
     assert a.objective == pytest.approx(best_axis_tree(X, y, 2 * w, np.ones(12, bool), 2, 2))
+
+
+@pytest.mark.parametrize("family", ["axis", "hyperplane", "polynomial", "mixed"])
+def test_fitted_tree_reproduces_the_search_objective(family):
+    """The exported Tree (its own arithmetic, ``<=`` goes left) scores what the search proved."""
+    for seed in range(3):
+        X, y = tiny_data(seed, 11, n_classes=3, grid=seed == 2)
+        res = solve_proper(X, y, np.ones(11), 3, n_splits=2, rules=family, ties="left"
+                           if family in ("polynomial", "mixed") else "all", max_rules=10**6)
+        assert res.objective == res.stats["search_objective"]
