@@ -246,19 +246,8 @@ def test_integer_weights_equal_repeated_rows():
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
-_BASE = "shared TreeClassifierBase behaviour (estimators/base.py, not this estimator): "
-_EXPECTED_FAILED = {
-    "check_estimators_unfitted": _BASE + "predict reads classes_ before check_is_fitted",
-    "check_dtype_object": _BASE + "object columns holding dicts are taken as categorical",
-    "check_supervised_y_2d": _BASE + "a column-vector y is refused instead of raveled with a warning",
-    "check_fit2d_1sample": _BASE + "the single-class message does not say 'one class'",
-    "check_fit2d_predict1d": _BASE + "1-D X at predict lacks the 'Reshape your data' hint",
-    "check_requires_y_none": _BASE + "y=None gives a non-standard message",
-}
-
-
-@parametrize_with_checks([DyadicTreeClassifier(max_rectangles=2_000_000)],
-                         expected_failed_checks=lambda est: _EXPECTED_FAILED)
+@parametrize_with_checks([DyadicTreeClassifier(max_rectangles=2_000_000),
+                          DyadicTreeClassifier(cv=2)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -215,7 +215,19 @@ class DyadicTreeClassifier(TreeClassifierBase):
         errs = np.zeros(len(cands))
         splitter = check_cv(self.cv, y, classifier=True)
         K = len(self.classes_)
-        for tr, va in splitter.split(X, y):
+        if hasattr(self.cv, "split") or isinstance(self.cv, Integral):
+            splits = list(splitter.split(X, y))
+        else:
+            # Explicit (train, test) index pairs refer to the rows given to fit, but rows of
+            # zero weight do not reach _solve: map the indices onto the kept rows.
+            kept = getattr(self, "_rows_kept", None)
+            if kept is None or len(kept) == len(y):
+                kept = np.ones(len(y), bool)
+            pos = np.full(len(kept), -1)
+            pos[kept] = np.arange(int(kept.sum()))
+            splits = [(pos[tr][pos[tr] >= 0], pos[va][pos[va] >= 0])
+                      for tr, va in splitter.split(None, None)]
+        for tr, va in splits:
             if not np.any(w[tr] > 0):
                 continue
             p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
@@ -240,6 +252,21 @@ class DyadicTreeClassifier(TreeClassifierBase):
         self.path_ = entries
         return self._result(problem, full.solutions[best], entries[best].tree,
                             {"path_evaluations": full.evaluations, "path_index": best})
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DyadicTreeClassifier:
+        """Fit the optimal dyadic tree for ``penalty`` (or the one ``cv`` picks on the path)."""
+        # The base drops rows of zero weight before _solve; explicit cv index pairs need the
+        # mask to stay aligned (the base validates sample_weight itself).
+        try:
+            self._rows_kept = None if sample_weight is None else np.asarray(sample_weight, float) > 0
+            if self._rows_kept is not None and self._rows_kept.ndim != 1:
+                self._rows_kept = None
+        except (TypeError, ValueError):
+            self._rows_kept = None
+        try:
+            return super().fit(X, y, sample_weight)
+        finally:
+            del self._rows_kept
 
     def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[DyadicPathEntry]:
         """Fit every distinct optimal tree over all penalties; return them, smallest first.
