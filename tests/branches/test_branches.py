@@ -197,19 +197,7 @@ def test_solver_rejects_bad_codes():
         solve(np.array([[0], [1]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, -1.0)
 
 
-_BASE = "shared TreeClassifierBase behaviour (estimators/base.py, not this estimator): "
-_EXPECTED_FAILED = {
-    "check_estimators_unfitted": _BASE + "predict reads classes_ before check_is_fitted",
-    "check_dtype_object": _BASE + "object columns holding dicts are taken as categorical",
-    "check_supervised_y_2d": _BASE + "a column-vector y is refused instead of raveled with a warning",
-    "check_fit2d_1sample": _BASE + "the single-class message does not say 'one class'",
-    "check_fit2d_predict1d": _BASE + "1-D X at predict lacks the 'Reshape your data' hint",
-    "check_requires_y_none": _BASE + "y=None gives a non-standard message",
-}
-
-
 # penalty 0.05 and a branch cap keep the checks' continuous data (hundreds of thresholds) quick
-@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=200_000)],
-                         expected_failed_checks=lambda est: _EXPECTED_FAILED)
+@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=200_000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -14,7 +14,9 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, then the class weights;
 ``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words);
-``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``;
+``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``, ``MAT``
+                (1 once every child is a stored node: children are stored lazily, when the
+                action is first selected, as ``-1 - literal`` until then);
 ``ac_f[a]``     ``Q`` (lower bound on the action's cost) and ``RET`` (lam_w plus the exact cost of
                 its complete children, the paper's "return_complete").
 
@@ -38,7 +40,8 @@ N_INT_FIELDS = 6
 LEAF, LB, UB = 0, 1, 2
 N_FLOAT_FIELDS = 3
 # ac_i / ac_f columns
-FEAT, CS, NINC = 0, 1, 2
+FEAT, CS, NINC, MAT = 0, 1, 2, 3
+N_ACT_FIELDS = 4
 Q, RET = 0, 1
 # flags
 COMPLETE, EXPANDED = 1, 2
@@ -109,6 +112,98 @@ def rehash(nd_h, n_nodes, ht_key, ht_val):
 
 
 @njit(cache=True)
+def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
+    """Nonzero words of the bitset of rows in branch ``l``: values in ``S``, indices in ``nzw``."""
+    ls, dep = nd_i[l, LS], nd_i[l, DEP]
+    nnz = 0
+    for wi in range(lit_bits.shape[1]):
+        s = allmask[wi]
+        for t in range(dep):
+            s &= lit_bits[lit_store[ls + t], wi]
+        if s != 0:
+            S[nnz] = s
+            nzw[nnz] = wi
+            nnz += 1
+    return nnz
+
+
+@njit(cache=True)
+def _materialize(l, a, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam_w, nd_i, nd_f,
+                 nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt):
+    """Store (or find in the memo) every child branch of action ``a`` of ``l``."""
+    K = cls_bits.shape[0]
+    nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
+    ls, dep = nd_i[l, LS], nd_i[l, DEP]
+    hl = nd_h[l]
+    for t in range(ac_i[a, CS], ac_i[a, CS] + ac_i[a, NINC]):
+        if ch[t] >= 0:
+            continue
+        g = -1 - ch[t]
+        h = hl ^ zob[g]
+        c = _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
+        if c >= 0:
+            ch[t] = c
+            continue
+        c = ctr[C_NODES]
+        ctr[C_NODES] += 1
+        # literals of the child: those of l with g inserted in order
+        start = ctr[C_LITS]
+        i = 0
+        gdone = False
+        for u in range(dep + 1):
+            if not gdone and (i >= dep or g < lit_store[ls + i]):
+                lit_store[start + u] = g
+                gdone = True
+            else:
+                lit_store[start + u] = lit_store[ls + i]
+                i += 1
+        ctr[C_LITS] += dep + 1
+        nd_i[c, LS] = start
+        nd_i[c, DEP] = dep + 1
+        nd_i[c, UBA] = -1
+        nd_i[c, FLG] = 0
+        nd_i[c, AS] = 0
+        nd_i[c, NA] = 0
+        # class weights of the child
+        base = N_FLOAT_FIELDS
+        if weighted:
+            for k in range(K):
+                nd_f[c, base + k] = 0.0
+            for i in range(nnz):
+                word = S[i] & lit_bits[g, nzw[i]]
+                while word != 0:
+                    low = word & (~word + np.uint64(1))
+                    r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
+                    word ^= low
+                    nd_f[c, base + y[r]] += w[r]
+        else:
+            for k in range(K):
+                icnt[k] = 0
+            for i in range(nnz):
+                word = S[i] & lit_bits[g, nzw[i]]
+                for k in range(K):
+                    icnt[k] += np.int64(_popcount(word & cls_bits[k, nzw[i]]))
+            for k in range(K):
+                nd_f[c, base + k] = icnt[k] * w0
+        tot = 0.0
+        mx = 0.0
+        for k in range(K):
+            v = nd_f[c, base + k]
+            tot += v
+            if v > mx:
+                mx = v
+        nd_f[c, LEAF] = tot - mx
+        nd_f[c, LB] = lam_w  # purification bound: leaf > lam_w here
+        nd_f[c, UB] = tot - mx
+        nd_h[c] = h
+        _insert(h, c, ht_key, ht_val)
+        if dep + 1 > ctr[C_MAXDEP]:
+            ctr[C_MAXDEP] = dep + 1
+        ch[t] = c
+    ac_i[a, MAT] = 1
+
+
+@njit(cache=True)
 def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
             ctr, S, SK, nzw, used, cnt, icnt, tmpc):
@@ -122,16 +217,7 @@ def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, 
         used[f] = False
     for t in range(dep):
         used[lit_feat[lit_store[ls + t]]] = True
-    # Support of the branch as a bitset; keep only its nonzero words.
-    nnz = 0
-    for wi in range(n_words):
-        s = allmask[wi]
-        for t in range(dep):
-            s &= lit_bits[lit_store[ls + t], wi]
-        if s != 0:
-            S[nnz] = s
-            nzw[nnz] = wi
-            nnz += 1
+    nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
     # Class weights of every child branch l & (x_f = j) of every unused feature f.
     if weighted:
         for f in range(q):
@@ -255,51 +341,16 @@ def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, 
         a = ctr[C_ACTS]
         ctr[C_ACTS] += 1
         cs = ctr[C_CH]
+        mat = 1
         for t in range(ninc):
-            c = tmpc[t]
-            if c < 0:
-                g = -1 - c
-                c = ctr[C_NODES]
-                ctr[C_NODES] += 1
-                # literals of the child: those of l with g inserted in order
-                start = ctr[C_LITS]
-                i = 0
-                gdone = False
-                for u in range(dep + 1):
-                    if not gdone and (i >= dep or g < lit_store[ls + i]):
-                        lit_store[start + u] = g
-                        gdone = True
-                    else:
-                        lit_store[start + u] = lit_store[ls + i]
-                        i += 1
-                ctr[C_LITS] += dep + 1
-                nd_i[c, LS] = start
-                nd_i[c, DEP] = dep + 1
-                nd_i[c, UBA] = -1
-                nd_i[c, FLG] = 0
-                nd_i[c, AS] = 0
-                nd_i[c, NA] = 0
-                tot = 0.0
-                mx = 0.0
-                for k in range(K):
-                    v = cnt[g, k]
-                    nd_f[c, N_FLOAT_FIELDS + k] = v
-                    tot += v
-                    if v > mx:
-                        mx = v
-                nd_f[c, LEAF] = tot - mx
-                nd_f[c, LB] = lam_w  # purification bound: leaf > lam_w here
-                nd_f[c, UB] = tot - mx
-                h = hl ^ zob[g]
-                nd_h[c] = h
-                _insert(h, c, ht_key, ht_val)
-                if dep + 1 > ctr[C_MAXDEP]:
-                    ctr[C_MAXDEP] = dep + 1
-            ch[cs + t] = c
+            ch[cs + t] = tmpc[t]  # node id, or -1 - literal for a branch not stored yet
+            if tmpc[t] < 0:
+                mat = 0
         ctr[C_CH] += ninc
         ac_i[a, FEAT] = f
         ac_i[a, CS] = cs
         ac_i[a, NINC] = ninc
+        ac_i[a, MAT] = mat
         ac_f[a, Q] = qv
         ac_f[a, RET] = ret
         na += 1
@@ -431,6 +482,16 @@ def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weig
                 if ac_f[b, Q] < minq:
                     minq = ac_f[b, Q]
                     best = b
+            if ac_i[best, MAT] == 0:
+                # First selection of this action: store its children, refresh its bound (the
+                # memo may know more about them now) and choose again at the same branch.
+                _materialize(l, best, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam_w,
+                             nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
+                             icnt)
+                _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
+                if nd_i[l, FLG] & COMPLETE:
+                    break
+                continue
             pn[plen] = l
             pa[plen] = best
             plen += 1

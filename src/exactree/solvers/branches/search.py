@@ -48,7 +48,7 @@ class _State:
         self.nd_f = np.zeros((n_nodes, K.N_FLOAT_FIELDS + n_classes), np.float64)
         self.nd_h = np.zeros(n_nodes, np.uint64)
         self.lit_store = np.zeros(n_lits, np.int64)
-        self.ac_i = np.zeros((n_acts, 3), np.int64)
+        self.ac_i = np.zeros((n_acts, K.N_ACT_FIELDS), np.int64)
         self.ac_f = np.zeros((n_acts, 2), np.float64)
         self.ch = np.zeros(n_ch, np.int64)
         size = 1 << max(4, int(math.ceil(math.log2(4 * n_nodes))))
