@@ -1,8 +1,9 @@
 """The branch cache of the DP search (MurTree section 4.6), as plain arrays for Numba.
 
 A branch (the set of feature literals on a root-to-node path) is keyed by the XOR of random
-64-bit codes of its literals (Zobrist hashing: order-free and incremental); the full sorted
-literal list is kept to rule out collisions. Each entry owns ``2 ** depth_left`` budget slots
+64-bit codes of its literals (Zobrist hashing: order-free and incremental) in an array hash
+table; the full sorted literal list is kept to rule out collisions. Plain arrays, rather than a
+Numba typed dict, keep start-up cheap (a typed dict compiles itself in every new process). Each entry owns ``2 ** depth_left`` budget slots
 (node limits 0 .. 2**d - 1) holding a lower bound, the optimal cost when known, and the root
 split of the optimal subtree (feature, budgets of its two children, size).
 """
@@ -10,8 +11,7 @@ split of the optimal subtree (feature, budgets of its two children, size).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 INF = np.inf
 UNKNOWN = -2  # feature slot value: optimum not known for this budget
@@ -22,21 +22,25 @@ N_ENTRIES, N_SLOTS, LIMIT = 0, 1, 2
 
 
 class Cache:
-    """Holds the arrays; the Numba search functions take and return them."""
+    """Holds the arrays; the Numba search functions take and return them (they may grow).
+
+    ``index`` is an open-addressing hash table (linear probing, at most half full) of entry ids;
+    ``meta`` holds per entry the key length, the hash and the offset of its budget slots.
+    """
 
     def __init__(self, max_len: int, limit: int, capacity: int = 4096) -> None:
-        self.index = Dict.empty(key_type=types.int64, value_type=types.int64)
+        self.index = np.full(2 * capacity, -1, np.int64)
         self.keys = np.zeros((capacity, max(max_len, 1)), np.int64)
-        self.meta = np.zeros((capacity, 3), np.int64)  # key length, next in chain, slot offset
+        self.meta = np.zeros((capacity, 3), np.int64)
         self.bounds = np.zeros((capacity * 4, 2))  # lower bound, optimal cost
         self.split = np.zeros((capacity * 4, 4), np.int64)  # feature, left/right budget, size
         self.state = np.array([0, 0, limit], np.int64)
 
     def arrays(self):
-        return self.index, self.keys, self.meta, self.bounds, self.split, self.state
+        return self.index, self.keys, self.meta, self.bounds, self.split
 
     def update(self, arrays) -> None:
-        self.index, self.keys, self.meta, self.bounds, self.split, self.state = arrays
+        self.index, self.keys, self.meta, self.bounds, self.split = arrays
 
     @property
     def n_entries(self) -> int:
@@ -56,22 +60,35 @@ def sorted_key(path, plen, out):
 
 
 @njit(cache=True)
+def _slot(h, mask):
+    # Mix the bits (splitmix64 finaliser) so that Zobrist XORs spread over the table.
+    x = np.uint64(h)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(29)
+    return np.int64(x & np.uint64(mask))
+
+
+@njit(cache=True)
 def find(index, keys, meta, h, path, plen, tmp):
     """Entry id of the branch ``path[:plen]`` with hash ``h``, or -1."""
-    if h not in index:
-        return -1
-    e = index[h]
-    sorted_key(path, plen, tmp)
-    while e >= 0:
-        if meta[e, 0] == plen:
+    mask = index.shape[0] - 1
+    i = _slot(h, mask)
+    sorted_done = False
+    while index[i] >= 0:
+        e = index[i]
+        if meta[e, 1] == h and meta[e, 0] == plen:
+            if not sorted_done:
+                sorted_key(path, plen, tmp)
+                sorted_done = True
             same = True
-            for i in range(plen):
-                if keys[e, i] != tmp[i]:
+            for j in range(plen):
+                if keys[e, j] != tmp[j]:
                     same = False
                     break
             if same:
                 return e
-        e = meta[e, 1]
+        i = (i + 1) & mask
     return -1
 
 
@@ -79,18 +96,26 @@ def find(index, keys, meta, h, path, plen, tmp):
 def insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp):
     """Add an entry for ``path[:plen]`` with ``n_slots`` budget slots.
 
-    Returns ``(entry, keys, meta, bounds, split)``; arrays grow by doubling and the entry is -1
-    when the entry limit is reached (the search stays correct, it only caches less).
+    Returns ``(entry, index, keys, meta, bounds, split)``; arrays grow by doubling, and the
+    entry is -1 when the entry limit is reached (the search stays correct, only caches less).
     """
     e = state[N_ENTRIES]
     if e >= state[LIMIT]:
-        return -1, keys, meta, bounds, split
+        return -1, index, keys, meta, bounds, split
     if e >= keys.shape[0]:
         keys2 = np.zeros((2 * keys.shape[0], keys.shape[1]), np.int64)
         keys2[: keys.shape[0]] = keys
         meta2 = np.zeros((2 * meta.shape[0], 3), np.int64)
         meta2[: meta.shape[0]] = meta
         keys, meta = keys2, meta2
+    if 2 * (e + 1) > index.shape[0]:  # keep the table at most half full
+        index = np.full(2 * index.shape[0], -1, np.int64)
+        mask = index.shape[0] - 1
+        for old in range(e):
+            i = _slot(meta[old, 1], mask)
+            while index[i] >= 0:
+                i = (i + 1) & mask
+            index[i] = old
     s = state[N_SLOTS]
     if s + n_slots > bounds.shape[0]:
         bounds2 = np.zeros((2 * bounds.shape[0] + n_slots, 2))
@@ -99,12 +124,16 @@ def insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
         split2[: split.shape[0]] = split
         bounds, split = bounds2, split2
     sorted_key(path, plen, tmp)
-    for i in range(plen):
-        keys[e, i] = tmp[i]
+    for j in range(plen):
+        keys[e, j] = tmp[j]
     meta[e, 0] = plen
-    meta[e, 1] = index[h] if h in index else -1
+    meta[e, 1] = h
     meta[e, 2] = s
-    index[h] = e
+    mask = index.shape[0] - 1
+    i = _slot(h, mask)
+    while index[i] >= 0:
+        i = (i + 1) & mask
+    index[i] = e
     for b in range(n_slots):
         bounds[s + b, 0] = 0.0
         bounds[s + b, 1] = INF
@@ -114,7 +143,7 @@ def insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
         split[s + b, 3] = -1
     state[N_ENTRIES] = e + 1
     state[N_SLOTS] = s + n_slots
-    return e, keys, meta, bounds, split
+    return e, index, keys, meta, bounds, split
 
 
 @njit(cache=True)

@@ -115,14 +115,14 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                    meta, bounds, split, state, stats, ws_count, ws_map, ws_act, ws_pos, ws_bits,
                    ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
-    keys, meta, bounds, split = res[4], res[5], res[6], res[7]
+    index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
         e = find(index, keys, meta, h0, path, P, tmp)
         feat, nl, nr = -1, 0, 0
         if e >= 0 and res[1] < INF:
             s = meta[e, 2] + budget
             feat, nl, nr = split[s, 0], split[s, 1], split[s, 2]
-        return DONE, res[1], res[2], feat, nl, nr, res[3], keys, meta, bounds, split
+        return DONE, res[1], res[2], feat, nl, nr, res[3], index, keys, meta, bounds, split
 
     top = 0
     _push(0, fr_bits, h0, depth, budget, root_ub, res[2], class_bits, labels, weights, unit, idx,
@@ -168,7 +168,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 # ---- finish this frame
                 e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split, state,
                            flags, tmp)
-                keys, meta, bounds, split = e[1], e[2], e[3], e[4]
+                index, keys, meta, bounds, split = e[1], e[2], e[3], e[4], e[5]
                 ent = e[0]
                 if fr_best[L] < fr_ub_in[L]:
                     rc, rlb, rs = fr_best[L], fr_best[L], fr_bsize[L]
@@ -253,7 +253,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                        meta, bounds, split, state, stats, ws_count, ws_map, ws_act, ws_pos,
                        ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
-        keys, meta, bounds, split = res[4], res[5], res[6], res[7]
+        index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
                 fr_c1[L], fr_c1_lb[L], fr_c1_size[L] = res[1], res[2], res[3]
@@ -277,8 +277,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                                       right_bits[0]))
         lb = max(lb, fr_lb[0])
         return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_budget[0] - 1 - fr_bnl[0],
-                fr_bsize[0], keys, meta, bounds, split)
-    return DONE, out_cost, out_lb, out_feat, out_nl, out_nr, out_size, keys, meta, bounds, split
+                fr_bsize[0], index, keys, meta, bounds, split)
+    return DONE, out_cost, out_lb, out_feat, out_nl, out_nr, out_size, index, keys, meta, bounds, split
 
 
 @njit(cache=True)
@@ -313,10 +313,10 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 @njit(cache=True)
 def _entry(h, path, plen, d, index, keys, meta, bounds, split, state, flags, tmp):
     if not flags[USE_CACHE]:
-        return -1, keys, meta, bounds, split
+        return -1, index, keys, meta, bounds, split
     e = find(index, keys, meta, h, path, plen, tmp)
     if e >= 0:
-        return e, keys, meta, bounds, split
+        return e, index, keys, meta, bounds, split
     return insert(index, keys, meta, bounds, split, state, h, path, plen, 1 << d, tmp)
 
 
@@ -360,7 +360,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
              idx, tmp, cw, d2):
     """Settle a node without a frame when possible.
 
-    Returns ``(needs_frame, cost, lb, size, keys, meta, bounds, split)``; cost is INF when no
+    Returns ``(needs_frame, cost, lb, size, index, keys, meta, bounds, split)``; cost is INF when no
     tree below ``ub`` exists. When a frame is needed, ``lb`` is the node's lower bound.
     """
     e = -1
@@ -373,21 +373,21 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
             if c < INF:
                 stats[ST_CACHE_HITS] += 1
                 if c < ub:
-                    return 0, c, c, split[s, 3], keys, meta, bounds, split
-                return 0, INF, c, -1, keys, meta, bounds, split
+                    return 0, c, c, split[s, 3], index, keys, meta, bounds, split
+                return 0, INF, c, -1, index, keys, meta, bounds, split
     lb = lower_bound(meta, bounds, e, budget, n_slots)
     if flags[USE_SIMILARITY] and d > 0:
         lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight))
     if lb >= ub:
         stats[ST_PRUNED] += 1
-        return 0, INF, lb, -1, keys, meta, bounds, split
+        return 0, INF, lb, -1, index, keys, meta, bounds, split
     if d == 0 or budget == 0:
         stats[ST_LEAVES] += 1
         _class_weights(bits, class_bits, labels, weights, unit, idx, cw)
         c = leaf_cost(cw)
         if c < ub:
-            return 0, c, c, 0, keys, meta, bounds, split
-        return 0, INF, c, -1, keys, meta, bounds, split
+            return 0, c, c, 0, index, keys, meta, bounds, split
+        return 0, INF, c, -1, index, keys, meta, bounds, split
     if d <= 2 and flags[USE_DEPTH2]:
         stats[ST_DEPTH2] += 1
         n_node = set_bits(bits, idx)
@@ -396,7 +396,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
                      d2)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
-            e, keys, meta, bounds, split = r
+            e, index, keys, meta, bounds, split = r
         if e >= 0:
             s = meta[e, 2]
             for b in range(n_slots):
@@ -411,9 +411,9 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
         c = d2[0, budget]
         size = 0 if d2[1, budget] < 0 else 1 + (d2[3, budget] >= 0) + (d2[4, budget] >= 0)
         if c < ub:
-            return 0, c, c, size, keys, meta, bounds, split
-        return 0, INF, c, -1, keys, meta, bounds, split
-    return 1, INF, lb, -1, keys, meta, bounds, split
+            return 0, c, c, size, index, keys, meta, bounds, split
+        return 0, INF, c, -1, index, keys, meta, bounds, split
+    return 1, INF, lb, -1, index, keys, meta, bounds, split
 
 
 @njit(cache=True)

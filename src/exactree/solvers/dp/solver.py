@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._bits import pack_rows
-from ._cache import LEAF, UNKNOWN, Cache
+from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import solve_depth2
 from ._search import (
     DONE,
@@ -130,9 +130,9 @@ class DPSolver:
         out = search(self.F, self.class_bits, self.labels, self.weights, self.unit,
                      self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
                      self.flags, bits, path_buf, len(path), depth, budget, ub, deadline,
-                     *self.cache.arrays()[:5], self.cache.state, self.stats, *self._ws,
+                     *self.cache.arrays(), self.cache.state, self.stats, *self._ws,
                      *self._archive)
-        self.cache.update((self.cache.index, *out[7:11], self.cache.state))
+        self.cache.update(out[7:12])
         return out[:7]
 
     def solve(self, max_nodes: int | None = None, *, upper_bound: float = INF,
@@ -190,8 +190,6 @@ class DPSolver:
             return self._depth2_tree(bits, depth, budget)
         feat, nl, nr = UNKNOWN, 0, 0
         if self.flags[USE_CACHE]:
-            from ._cache import find
-
             h = np.int64(0)
             for lit in path:
                 h ^= self.zob[lit]

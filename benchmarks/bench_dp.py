@@ -1,0 +1,196 @@
+"""exactree's MurTree solver next to STreeD (and DL8.5, ConTree) on the same data, same process.
+
+    python benchmarks/bench_dp.py                        # binary benchmarks, depths 2-4, vs STreeD
+    python benchmarks/bench_dp.py --depths 5 --datasets anneal vehicle
+    python benchmarks/bench_dp.py --dl85                 # also pydl8.5 at depth 4
+    python benchmarks/bench_dp.py --continuous           # iris/wine/breast cancer vs pycontree
+    python benchmarks/bench_dp.py --startup              # cold compile and warm-cache start-up
+
+Both solvers are warm (exactree compiled before timing; STreeD is C++). Each row prints both
+optima, both times and the ratio exactree / peer; a mismatch of optima is flagged.
+Needs the bench extra: pip install -e ".[bench]".
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "binary"
+
+
+def load(name: str):
+    a = np.loadtxt(DATA / f"{name}.txt", dtype=np.int64)
+    return a[:, 1:], a[:, 0]
+
+
+def known_optima() -> dict:
+    with open(DATA / "optima.csv") as f:
+        return {(r["dataset"], int(r["max_depth"])): (float(r["optimal_misclassifications"]),
+                                                      float(r["streed_seconds"]))
+                for r in csv.DictReader(f)}
+
+
+def ours(X, y, depth, time_limit):
+    from exactree.solvers.dp.solver import DPSolver
+
+    yi = np.unique(y, return_inverse=True)[1]
+    start = time.perf_counter()
+    sol = DPSolver(X.astype(bool), yi, int(yi.max()) + 1, max_depth=depth).solve(time_limit=time_limit)
+    return sol.cost, time.perf_counter() - start, sol.optimal
+
+
+def streed(X, y, depth, time_limit):
+    from pystreed import STreeDClassifier
+
+    model = STreeDClassifier(max_depth=depth, cost_complexity=0, time_limit=time_limit)
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    return float((model.predict(X) != y).sum()), seconds
+
+
+def dl85(X, y, depth, time_limit):
+    from pydl85 import DL85Classifier
+
+    model = DL85Classifier(max_depth=depth, time_limit=time_limit)
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    return float((model.predict(X) != y).sum()), seconds, not model.timeout_
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def run_binary(args) -> None:
+    optima = known_optima()
+    names = args.datasets or sorted({d for d, _ in optima})
+    ours(np.eye(4, dtype=np.int64), np.array([0, 1, 0, 1]), 3, None)  # compile outside timing
+    print(f"{'dataset':34s} {'d':>2s} {'exactree':>9s} {'peer':>9s} {'ours s':>8s} {'peer s':>8s} "
+          f"{'ratio':>6s}  check")
+    ratios: dict[int, list[float]] = {}
+    for depth in args.depths:
+        for name in names:
+            if (name, depth) not in optima and depth <= 4:
+                continue  # STreeD did not finish within two minutes when optima.csv was made
+            X, y = load(name)
+            peer_cost, peer_s = streed(X, y, depth, args.time_limit)
+            cost, our_s, proven = ours(X, y, depth, args.time_limit)
+            if not proven or peer_s >= args.time_limit:
+                print(f"{name:34s} {depth:2d} {'timeout' if not proven else cost:>9} {peer_cost:9.0f} "
+                      f"{our_s:8.3f} {peer_s:8.3f}      -  (not both finished)")
+                continue
+            ratio = our_s / max(peer_s, 1e-4)
+            ratios.setdefault(depth, []).append(ratio)
+            check = "ok" if cost == peer_cost else "MISMATCH"
+            print(f"{name:34s} {depth:2d} {cost:9.0f} {peer_cost:9.0f} {our_s:8.3f} {peer_s:8.3f} "
+                  f"{ratio:6.2f}  {check}", flush=True)
+    for depth, rs in ratios.items():
+        print(f"depth {depth}: geometric-mean time ratio exactree/STreeD = {geomean(rs):.2f} "
+              f"over {len(rs)} datasets, worst {max(rs):.2f}")
+
+
+def run_dl85(args) -> None:
+    optima = known_optima()
+    names = args.datasets or sorted({d for d, _ in optima})
+    ours(np.eye(4, dtype=np.int64), np.array([0, 1, 0, 1]), 3, None)
+    rs = []
+    print(f"{'dataset':34s} {'exactree':>9s} {'DL8.5':>9s} {'ours s':>8s} {'DL8.5 s':>8s} {'ratio':>6s}")
+    for name in names:
+        if (name, 4) not in optima:
+            continue
+        X, y = load(name)
+        cost, our_s, _ = ours(X, y, 4, args.time_limit)
+        peer_cost, peer_s, finished = dl85(X, y, 4, args.time_limit)
+        ratio = our_s / max(peer_s, 1e-4)
+        if finished:
+            rs.append(ratio)
+        mark = "ok" if cost == peer_cost else ("DL8.5 timeout" if not finished else "MISMATCH")
+        print(f"{name:34s} {cost:9.0f} {peer_cost:9.0f} {our_s:8.3f} {peer_s:8.3f} {ratio:6.2f}  {mark}",
+              flush=True)
+    print(f"depth 4: geometric-mean time ratio exactree/DL8.5 = {geomean(rs):.2f} over {len(rs)}")
+
+
+def run_continuous(args) -> None:
+    from pycontree import ConTree
+    from sklearn import datasets
+
+    from exactree import OptimalTreeClassifier
+
+    OptimalTreeClassifier(max_depth=2).fit(np.eye(3), [0, 1, 0])
+    print(f"{'dataset':14s} {'d':>2s} {'bin.feat':>8s} {'exactree':>9s} {'ConTree':>9s} {'ours s':>8s} "
+          f"{'ConTree s':>9s} {'ratio':>6s}")
+    for name in ("iris", "wine", "breast_cancer"):
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+        for depth in (2, 3):
+            start = time.perf_counter()
+            model = OptimalTreeClassifier(max_depth=depth, time_limit=args.time_limit).fit(X, y)
+            our_s = time.perf_counter() - start
+            peer = ConTree(max_depth=depth, time_limit=args.time_limit)
+            start = time.perf_counter()
+            peer.fit(X, y)
+            peer_s = time.perf_counter() - start
+            peer_cost = float((peer.predict(X) != y).sum())
+            check = "ok" if model.objective_ == peer_cost else "MISMATCH"
+            if model.status_ != "optimal":
+                check = model.status_
+            print(f"{name:14s} {depth:2d} {model.n_binary_features_:8d} {model.objective_:9.0f} "
+                  f"{peer_cost:9.0f} {our_s:8.3f} {peer_s:9.3f} {our_s / peer_s:6.2f}  {check}",
+                  flush=True)
+
+
+STARTUP = """
+import time; t = time.perf_counter()
+import numpy as np
+from exactree import OptimalTreeClassifier, load_anneal
+X, y, _ = load_anneal()
+OptimalTreeClassifier(max_depth=3).fit(X, y)
+print(time.perf_counter() - t)
+"""
+
+
+def run_startup(args) -> None:
+    """Cold: a fresh Numba cache directory; warm: the same directory again, new process."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold (compile)", "warm cache, fresh process", "warm cache, fresh process"):
+            start = time.perf_counter()
+            inner = subprocess.run([sys.executable, "-c", STARTUP], env=env, check=True,
+                                   capture_output=True, text=True).stdout.strip()
+            total = time.perf_counter() - start
+            print(f"{label:28s} import + first fit (anneal, depth 3): {float(inner):6.2f} s "
+                  f"(process total {total:5.2f} s)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--depths", type=int, nargs="+", default=[2, 3, 4])
+    p.add_argument("--datasets", nargs="+")
+    p.add_argument("--time-limit", type=float, default=120.0)
+    p.add_argument("--dl85", action="store_true", help="compare with pydl8.5 at depth 4")
+    p.add_argument("--continuous", action="store_true", help="compare with pycontree")
+    p.add_argument("--startup", action="store_true", help="measure compile and start-up times")
+    args = p.parse_args()
+    if args.startup:
+        run_startup(args)
+    elif args.dl85:
+        run_dl85(args)
+    elif args.continuous:
+        run_continuous(args)
+    else:
+        run_binary(args)
+
+
+if __name__ == "__main__":
+    main()
