@@ -544,7 +544,8 @@ class CompiledTree:
         if len(axis):
             t = self.t[axis]
             if xp.is_float32(X):
-                t32 = t.astype(np.float32)
+                with np.errstate(over="ignore"):  # |t| beyond float32 becomes ±inf: still right
+                    t32 = t.astype(np.float32)
                 t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)),
                                t32)
                 t = t32
