@@ -173,12 +173,14 @@ def odt(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_leaf: int
                 best_combo = found.copy()
             if done:
                 break
+            if prune and best_value[0] <= 0.0:
+                break  # misclassification cannot go below 0: proven optimal already
             if time_limit is not None and time.perf_counter() - start >= time_limit:
                 status = TIME_LIMIT
                 break
             spent = time.perf_counter() - t0
             chunk = int(min(max(chunk * (_CHUNK_SECONDS / max(spent, 1e-4)), 64), 1 << 24))
-        if status == TIME_LIMIT:
+        if status == TIME_LIMIT or (prune and best_value[0] <= 0.0):
             break
     return ODTResult(best_combo, float(best_value[0]), status, dict(
         combinations=int(stats[0]), feasible_combinations=int(stats[1]),
