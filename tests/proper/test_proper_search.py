@@ -129,8 +129,35 @@ def test_tree_count_equals_valid_permutations(seed, n, k):
             break
         combo = np.sort(rng.choice(len(rules), size=k, replace=False))
         n_perm = sum(1 for _ in proper_trees_by_permutation(K, list(combo)))
-        _, n_dp, _ = sodt(rules, data, combo, min_samples_leaf=0)
+        value, n_dp, sc = sodt(rules, data, combo, min_samples_leaf=0)
         assert n_dp == n_perm
+        if n_dp:  # the tree sodt picked is the one its level-order permutation describes
+            children = _children_from_dp(sc, k)
+            root = int(sc["choice"][0])
+            got = tree_from_permutation(K[np.ix_(combo, combo)], _level_order(children, root))
+            assert got is not None and got[0] == children
+
+
+def _children_from_dp(sc, k):
+    children, stack = {}, [(0, None, None)]
+    while stack:
+        code, parent, slot = stack.pop()
+        rule = int(sc["choice"][code]) if sc["rsmask"][code] else -1
+        if parent is not None:
+            children[parent][slot] = rule
+        if rule >= 0:
+            children[rule] = [-1, -1]
+            stack.append((code + 3 ** rule, rule, 0))
+            stack.append((code + 2 * 3 ** rule, rule, 1))
+    return children
+
+
+def _level_order(children, root):
+    order, level = [], [root]
+    while level:
+        order.extend(level)
+        level = [c for r in level for c in children[r] if c >= 0]
+    return tuple(order)
 
 
 def test_generic_sodt_matches_kernel():
