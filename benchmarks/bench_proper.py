@@ -16,7 +16,6 @@ D. cold (empty Numba cache) vs warm first fit in a fresh process.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import subprocess
 import sys
@@ -220,7 +219,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller K=3 cases")
     args = parser.parse_args()
-    print(f"exactree proper-tree benchmark (timings on a shared 2-core machine: expect noise)\n")
+    print("exactree proper-tree benchmark (timings on a shared 2-core machine: expect noise)\n")
     t = time.perf_counter()
     section_a(args.quick)
     section_b(args.quick)
