@@ -109,3 +109,15 @@ def test_kdtree_bad_input_and_custom_axes():
         optimal_kdtree(X, 9)
     with pytest.raises(ValueError, match="axis_order"):
         optimal_kdtree(X, 1, axis_order=[5])
+
+
+def test_plot_helpers():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2)
+    optimal_bsp([[[0, 0], [2, 2]], [[0, 2], [2, 0]], [[3, 0], [3, 2]]]).plot(a)
+    optimal_kdtree(np.random.default_rng(0).normal(size=(10, 2)), 2).plot(b)
+    assert len(a.lines) >= 3 and len(b.lines) == 2
+    plt.close(fig)

@@ -95,3 +95,15 @@ def test_degenerate_collinear_points():
         ObliqueTreeClassifier().fit(same, np.zeros(5))
     est = ObliqueTreeClassifier().fit(same, [0, 1, 0, 1, 1])  # nothing can split identical rows
     assert est.tree_.n_leaves == 1
+
+
+def test_huge_search_without_time_limit_warns():
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = rng.integers(0, 2, size=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the warning comes before the search: stop right there
+        with pytest.raises(UserWarning, match="rule combinations"):
+            ObliqueTreeClassifier(n_splits=4).fit(X, y)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -266,6 +267,12 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     data = point_data(X, y, sample_weight, n_classes)
     ruleset = make_rules(data.X, rules, degree=degree, ties=ties,
                          max_rules=DEFAULT_MAX_RULES if max_rules is None else max_rules)
+    total = sum(math.comb(len(ruleset), k) for k in range(1, n_splits + 1))
+    if time_limit is None and total > 10**10:
+        warnings.warn(
+            f"{total:.3g} rule combinations to examine ({len(ruleset):,} rules, n_splits="
+            f"{n_splits}); this may take very long. Set time_limit for an anytime answer, or use "
+            "fewer points, fewer splits or a smaller rule family.", UserWarning, stacklevel=3)
     res = odt(ruleset, data, n_splits, min_samples_leaf=min_samples_leaf, max_depth=max_depth,
               time_limit=time_limit)
     if not np.isfinite(res.value):
