@@ -254,3 +254,23 @@ def test_fitted_tree_reproduces_the_search_objective(family):
         res = solve_proper(X, y, np.ones(11), 3, n_splits=2, rules=family, ties="left"
                            if family in ("polynomial", "mixed") else "all", max_rules=10**6)
         assert res.objective == res.stats["search_objective"]
+
+
+def test_generic_odt_with_custom_objectives():
+    """eq. 14 with other f and g: misclassification agrees with the kernel; a size objective
+    (every leaf costs 1, a node adds 1, as in eq. 22) is 2K + 1 for any proper tree."""
+    from exactree.solvers.proper import odt_generic
+
+    X, y = tiny_data(7, 9)
+    data = point_data(X, y, np.ones(9), 2)
+    rules = make_rules(data.X, "hyperplane", ties="left")
+    K, sides = ancestry_matrix(rules), rules.side_matrix()
+
+    def errors(mask):
+        w = data.weights[mask].sum(axis=0)
+        return w.sum() - w.max()
+
+    value, combo, _ = odt_generic(K, sides, 2, errors)
+    assert value == pytest.approx(odt(rules, data, 2, exact_k=True, min_samples_leaf=0).value)
+    size, _, tree = odt_generic(K, sides, 2, lambda mask: 1.0, lambda a, b: a + b + 1)
+    assert size == 5 and tree[0] == "node"

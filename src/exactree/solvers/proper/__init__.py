@@ -8,9 +8,10 @@ matrix (Definition 2.2) relates them, :func:`sodt` solves the tree over K fixed 
 
 from .rules import (AXIS, HYPERPLANE, POLYNOMIAL, RuleSet, ancestry_matrix, estimate_rule_count,
                     make_rules, monomial_powers, splits)
-from .search import (ODTResult, PointData, build_tree, odt, point_data, sodt, sodt_generic,
-                     solve_proper)
+from .search import (ODTResult, PointData, build_tree, odt, odt_generic, point_data, sodt,
+                     sodt_generic, solve_proper)
 
 __all__ = ["AXIS", "HYPERPLANE", "POLYNOMIAL", "ODTResult", "PointData", "RuleSet",
            "ancestry_matrix", "build_tree", "estimate_rule_count", "make_rules",
-           "monomial_powers", "odt", "point_data", "sodt", "sodt_generic", "solve_proper", "splits"]
+           "monomial_powers", "odt", "odt_generic", "point_data", "sodt", "sodt_generic",
+           "solve_proper", "splits"]

@@ -315,5 +315,26 @@ def sodt_generic(K: np.ndarray, sides: np.ndarray, rs: Sequence[int], xs: np.nda
     return best
 
 
+def odt_generic(K: np.ndarray, sides: np.ndarray, n_splits: int,
+                leaf: Callable[[np.ndarray], float],
+                combine: Callable[[float, float], float] = lambda a, b: a + b,
+                ) -> tuple[float, tuple[int, ...], Any]:
+    """Eq. 12 in plain Python for any objective of the form of eq. 14: the best
+    :func:`sodt_generic` tree over every combination of exactly ``n_splits`` rules.
+
+    Returns ``(objective, rule combination, tree)``. Meant for small rule sets and custom
+    objectives; the Numba :func:`odt` is the fast path for misclassification.
+    """
+    import itertools
+
+    everything = np.ones(sides.shape[1], bool)
+    best: tuple[float, tuple[int, ...], Any] = (math.inf, (), None)
+    for combo in itertools.combinations(range(len(K)), n_splits):
+        value, tree = sodt_generic(K, sides, combo, everything, leaf, combine)
+        if value < best[0]:
+            best = (value, combo, tree)
+    return best
+
+
 __all__ = ["ODTResult", "PointData", "ancestry_matrix", "build_tree", "leaf_value", "odt",
-           "point_data", "sodt", "sodt_generic", "solve_proper", "tree_objective"]
+           "odt_generic", "point_data", "sodt", "sodt_generic", "solve_proper", "tree_objective"]
