@@ -4,7 +4,8 @@ Everything is in *minimisation* form and in units of sample weight: a leaf costs
 misclassifies, a split costs ``lam_w = penalty * total_weight``. The paper's return ``R(l)`` (an
 upper bound on regularised accuracy) becomes ``lb(l)``, a lower bound on the optimal subtree cost
 of branch ``l``; the purification bound ``R(l) = max(H(l), P(l) - lambda)`` becomes
-``lb(l) = min(leaf(l), lam_w)``.
+``lb(l) = min(leaf(l), lam_w)``; it is strengthened with the equivalent-points bound (as in
+GOSDT) to ``min(leaf(l), lam_w + EQ(l))``, since splits cannot separate identical rows.
 
 The search state lives in flat arrays so that a call can stop at any iteration (iteration budget
 for the anytime time limit, or full arrays) and the Python driver can grow them and resume:
@@ -12,7 +13,9 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
 ``nd_i[node]``  int64 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
                 (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf),
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
-``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, then the class weights;
+``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:
+                rows outvoted inside their group of identical feature vectors), then the class
+                weights;
 ``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words);
 ``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``, ``MAT``
                 (1 once every child is a stored node: children are stored lazily, when the
@@ -37,8 +40,8 @@ from numba.extending import intrinsic
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
 N_INT_FIELDS = 6
 # nd_f columns (class weights follow)
-LEAF, LB, UB = 0, 1, 2
-N_FLOAT_FIELDS = 3
+LEAF, LB, UB, EQ = 0, 1, 2, 3
+N_FLOAT_FIELDS = 4
 # ac_i / ac_f columns
 FEAT, CS, NINC, MAT = 0, 1, 2, 3
 N_ACT_FIELDS = 4
@@ -128,8 +131,8 @@ def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
 
 
 @njit(cache=True)
-def _materialize(l, a, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam_w, nd_i, nd_f,
-                 nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt):
+def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighted, w0, lam_w,
+                 nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``."""
     K = cls_bits.shape[0]
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
@@ -166,25 +169,31 @@ def _materialize(l, a, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam
         nd_i[c, NA] = 0
         # class weights of the child
         base = N_FLOAT_FIELDS
+        eq = 0.0
         if weighted:
             for k in range(K):
                 nd_f[c, base + k] = 0.0
             for i in range(nnz):
                 word = S[i] & lit_bits[g, nzw[i]]
+                mis = mis_bits[nzw[i]]
                 while word != 0:
                     low = word & (~word + np.uint64(1))
                     r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
                     word ^= low
                     nd_f[c, base + y[r]] += w[r]
+                    if mis & low:
+                        eq += w[r]
         else:
-            for k in range(K):
+            for k in range(K + 1):
                 icnt[k] = 0
             for i in range(nnz):
                 word = S[i] & lit_bits[g, nzw[i]]
                 for k in range(K):
                     icnt[k] += np.int64(_popcount(word & cls_bits[k, nzw[i]]))
+                icnt[K] += np.int64(_popcount(word & mis_bits[nzw[i]]))
             for k in range(K):
                 nd_f[c, base + k] = icnt[k] * w0
+            eq = icnt[K] * w0
         tot = 0.0
         mx = 0.0
         for k in range(K):
@@ -193,8 +202,9 @@ def _materialize(l, a, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam
             if v > mx:
                 mx = v
         nd_f[c, LEAF] = tot - mx
-        nd_f[c, LB] = lam_w  # purification bound: leaf > lam_w here
+        nd_f[c, LB] = lam_w + eq  # purification (+ equivalent points): leaf > lam_w + eq here
         nd_f[c, UB] = tot - mx
+        nd_f[c, EQ] = eq
         nd_h[c] = h
         _insert(h, c, ht_key, ht_val)
         if dep + 1 > ctr[C_MAXDEP]:
@@ -204,7 +214,7 @@ def _materialize(l, a, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam
 
 
 @njit(cache=True)
-def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
+def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
             ctr, S, SK, nzw, used, cnt, icnt, tmpc):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
@@ -224,49 +234,60 @@ def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, 
             if used[f]:
                 continue
             for g in range(lit_off[f], lit_off[f + 1]):
-                for k in range(K):
+                for k in range(K + 1):
                     cnt[g, k] = 0.0
         for i in range(nnz):
             word = S[i]
+            mis = mis_bits[nzw[i]]
             while word != 0:
                 low = word & (~word + np.uint64(1))
                 r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
                 word ^= low
                 yr, wr = y[r], w[r]
+                minority = (mis & low) != 0
                 for f in range(q):
                     if not used[f]:
-                        cnt[lit_off[f] + Z[r, f], yr] += wr
+                        g = lit_off[f] + Z[r, f]
+                        cnt[g, yr] += wr
+                        if minority:
+                            cnt[g, K] += wr
     else:
         # Popcounts of (support & class & literal); category 0 by subtraction from the parent.
         for i in range(nnz):
             for k in range(K - 1):
                 SK[k, i] = S[i] & cls_bits[k, nzw[i]]
-        parent = np.empty(K, np.int64)
+            SK[K - 1, i] = S[i] & mis_bits[nzw[i]]
+        parent = np.empty(K + 1, np.int64)
         for k in range(K):
             parent[k] = np.int64(np.round(nd_f[l, N_FLOAT_FIELDS + k] / w0))
+        parent[K] = np.int64(np.round(nd_f[l, EQ] / w0))
         for f in range(q):
             if used[f]:
                 continue
             base = lit_off[f]
-            for k in range(K):
+            # icnt[0..K]: what is left for category 0 (classes, then EQ); icnt[K+1..2K+1]:
+            # this literal's counts (classes 0..K-2, then EQ)
+            for k in range(K + 1):
                 icnt[k] = parent[k]
             for g in range(base + 1, lit_off[f + 1]):
                 tot = 0
-                for k in range(K - 1):
-                    icnt[K + k] = 0
+                for k in range(K):
+                    icnt[K + 1 + k] = 0
                 for i in range(nnz):
                     lw = lit_bits[g, nzw[i]]
                     tot += np.int64(_popcount(S[i] & lw))
-                    for k in range(K - 1):
-                        icnt[K + k] += np.int64(_popcount(SK[k, i] & lw))
+                    for k in range(K):
+                        icnt[K + 1 + k] += np.int64(_popcount(SK[k, i] & lw))
                 acc = 0
                 for k in range(K - 1):
-                    cnt[g, k] = icnt[K + k] * w0
-                    icnt[k] -= icnt[K + k]
-                    acc += icnt[K + k]
+                    cnt[g, k] = icnt[K + 1 + k] * w0
+                    icnt[k] -= icnt[K + 1 + k]
+                    acc += icnt[K + 1 + k]
                 cnt[g, K - 1] = (tot - acc) * w0
                 icnt[K - 1] -= tot - acc
-            for k in range(K):
+                cnt[g, K] = icnt[2 * K] * w0
+                icnt[K] -= icnt[2 * K]
+            for k in range(K + 1):
                 cnt[base, k] = icnt[k] * w0
 
     leaf_l = nd_f[l, LEAF]
@@ -308,7 +329,8 @@ def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, 
             if tot <= 0.0:
                 continue
             lc = tot - mx
-            if children_are_leaves or lc <= lam_w + tol:
+            eq = cnt[g, K]
+            if children_are_leaves or lc <= lam_w + eq + tol:  # a leaf is optimal there
                 ret += lc
                 qv += lc
                 ubv += lc
@@ -328,7 +350,7 @@ def _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, 
                         tmpc[ninc] = c
                         ninc += 1
                 else:
-                    qv += lam_w
+                    qv += lam_w + eq
                     ubv += lc
                     tmpc[ninc] = -1 - g
                     ninc += 1
@@ -430,7 +452,7 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 
 @njit(cache=True)
-def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
+def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
         tol, max_depth, child_rule, max_iter, max_nodes, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f,
         ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
@@ -446,11 +468,11 @@ def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weig
     n_words = lit_bits.shape[1]
     G = lit_feat.shape[0]
     S = np.empty(n_words, np.uint64)
-    SK = np.empty((max(K - 1, 1), n_words), np.uint64)
+    SK = np.empty((K, n_words), np.uint64)
     nzw = np.empty(n_words, np.int64)
     used = np.empty(q, np.bool_)
-    cnt = np.zeros((G, K), np.float64)
-    icnt = np.empty(2 * K, np.int64)
+    cnt = np.zeros((G, K + 1), np.float64)
+    icnt = np.empty(2 * K + 2, np.int64)
     tmpc = np.empty(G + 1, np.int64)
     pn = np.empty(q + 2, np.int64)
     pa = np.empty(q + 2, np.int64)
@@ -472,7 +494,7 @@ def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weig
         plen = 0
         while True:
             if not (nd_i[l, FLG] & EXPANDED):
-                _expand(l, lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
+                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
                         weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
                         ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc)
                 break
@@ -485,7 +507,7 @@ def run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weig
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
                 # memo may know more about them now) and choose again at the same branch.
-                _materialize(l, best, lit_bits, cls_bits, allmask, zob, y, w, weighted, w0, lam_w,
+                _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighted, w0, lam_w,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)

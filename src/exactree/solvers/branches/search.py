@@ -166,6 +166,18 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     lit_bits = _bits((Z.T[lit_feat] == lit_codes[:, None]) if q else np.zeros((0, n), bool), n_words)
     cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
     allmask = _bits(np.ones((1, n), bool), n_words)[0]
+    # Equivalent points: rows outvoted within their group of identical feature vectors are
+    # misclassified by every tree (GOSDT's equivalent-points bound).
+    if n:
+        _, group = np.unique(Z, axis=0, return_inverse=True)
+        group = group.ravel()
+        gw = np.zeros((group.max() + 1, n_classes))
+        np.add.at(gw, (group, y), w)
+        minority = y != np.argmax(gw, axis=1)[group]
+    else:
+        minority = np.zeros(0, bool)
+    mis_bits = _bits(minority[None, :], n_words)[0]
+    eq_root = float(w[minority].sum())
     rng = np.random.default_rng(_SEED)
     zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
     zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
@@ -174,9 +186,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     counts = np.bincount(y, weights=w, minlength=n_classes)
     leaf = float(counts.sum() - counts.max())
     st.nd_i[0] = (0, 0, -1, 0, 0, 0)
-    st.nd_f[0, : K.N_FLOAT_FIELDS] = (leaf, min(leaf, lam_w), leaf)
+    st.nd_f[0, : K.N_FLOAT_FIELDS] = (leaf, min(leaf, lam_w + eq_root), leaf, eq_root)
     st.nd_f[0, K.N_FLOAT_FIELDS :] = counts
-    if leaf <= lam_w + tol or q == 0 or max_depth == 0:
+    if leaf <= lam_w + eq_root + tol or q == 0 or max_depth == 0:
         st.nd_f[0, K.LB] = leaf
         st.nd_i[0, K.FLG] = K.COMPLETE | K.EXPANDED
     K._insert(np.uint64(0), 0, st.ht_key, st.ht_val)
@@ -189,7 +201,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     while True:
         t0 = time.perf_counter()
         it0 = int(st.ctr[K.C_ITERS])
-        code = K.run(lit_bits, cls_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
+        code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
                      w0, lam_w, tol, md, child_rule, chunk, max_nodes, *st.arrays())
         if code == K.DONE or code == K.NODE_LIMIT:
             break
