@@ -31,14 +31,13 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 @njit(cache=True)
 def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classes, min_leaf,
-                 max_budget, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N, out):
+                 max_budget, ws_X, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N, out):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
     left child feature, right child feature (-1 where absent). Budgets above ``max_budget``
-    repeat the best allowed tree. ``ws_*`` are preallocated workspaces; when more features can
-    split the node than ``ws_C`` holds, pair counts are made one root row at a time instead of
-    as a full matrix (half the popcounts of the symmetric matrix, but memory linear in them).
+    repeat the best allowed tree. ``ws_X`` is the data as a dense 0/1 uint8 matrix (rows read
+    whole, so the per-feature loops vectorise); the other ``ws_*`` are preallocated workspaces.
     """
     K = n_classes
     m = ws_count.shape[0]
@@ -52,8 +51,9 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         tot[k] += weights[i]
         ws_pos[t] = n_per_class[k]
         n_per_class[k] += 1
-        for p in range(row_ptr[i], row_ptr[i + 1]):
-            ws_count[row_feat[p]] += 1
+        row = ws_X[i]
+        for f in range(m):
+            ws_count[f] += row[f]
     for b in range(4):
         out[0, b] = INF
         for r in range(1, 5):
@@ -69,29 +69,41 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         else:
             ws_map[f] = -1
     if max_budget >= 1 and nA > 0 and out[0, 0] > 0:
-        # Per-class weight and instance count of every usable feature (the diagonal).
+        rows = max_budget >= 2
+        # Unit weights: popcount one root row at a time (vectorised; no matrix traffic).
+        # General weights: per-instance updates into the full symmetric matrix when it fits.
+        full = rows and not unit and nA <= ws_C.shape[1]
+        woff = np.zeros(K + 1, np.int64)
+        for k in range(K):
+            woff[k + 1] = woff[k] + (n_per_class[k] + 63) // 64
+        if rows:
+            for w in range(woff[K]):
+                for a in range(nA):
+                    ws_bits[w, a] = 0
+        # Per-class weight and instance count of every usable feature (the diagonal), and the
+        # node's class-partitioned bitsets: ws_bits[w, a] holds 64 instances of feature a
+        # (word-major, so loops over features are contiguous); class k owns words
+        # [woff[k], woff[k+1]).
         diag = np.zeros((K + 1, nA))
         for t in range(n_node):
             i = idx[t]
-            for p in range(row_ptr[i], row_ptr[i + 1]):
-                a = ws_map[row_feat[p]]
-                if a >= 0:
-                    diag[labels[i], a] += weights[i]
-                    diag[K, a] += 1.0
-        rows = max_budget >= 2
-        full = rows and nA <= ws_C.shape[1]
-        woff = np.zeros(K + 1, np.int64)
-        if rows:
-            _fill_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class, ws_map,
-                          ws_pos, ws_bits, woff)
+            k = labels[i]
+            wi = weights[i]
+            row = ws_X[i]
+            word = woff[k] + (ws_pos[t] >> 6)
+            shift = np.uint64(ws_pos[t] & 63)
+            for a in range(nA):
+                v = row[ws_act[a]]
+                diag[k, a] += v * wi
+                diag[K, a] += v
+                if rows:
+                    ws_bits[word, a] |= np.uint64(v) << shift
         if full:
-            if unit:
-                _pair_counts_bitsets(K, nA, woff, ws_bits, ws_C, ws_N)
-            else:
-                _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, nA,
-                                      ws_map, ws_C, ws_N)
+            _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, nA, ws_map,
+                                  ws_C, ws_N)
         crow = np.zeros((K, nA))
         nrow = np.zeros(nA)
+        acc = np.zeros(nA, np.uint64)
         cost_l = np.empty(nA)
         cost_r = np.empty(nA)
         for a in range(nA):
@@ -101,7 +113,7 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
                 nrow[:] = ws_N[a, :nA]
             elif rows:
                 _pair_row(a, idx, n_node, labels, weights, unit, row_ptr, row_feat, K, nA, ws_map,
-                          ws_pos, ws_bits, woff, crow, nrow)
+                          ws_pos, ws_bits, woff, crow, nrow, acc)
             _root(a, crow, nrow, diag, tot, K, nA, n_node, min_leaf, max_budget, ws_act, out,
                   cost_l, cost_r)
     # A budget may always hold a smaller tree: make costs non-increasing in the budget,
@@ -113,65 +125,21 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
 
 
 @njit(cache=True)
-def _fill_bitsets(idx, n_node, labels, row_ptr, row_feat, K, nA, n_per_class, ws_map, ws_pos,
-                  ws_bits, woff):
-    """Word-major bitsets: ws_bits[w, a] holds 64 of the node's instances for feature a, so
-    loops over features run over contiguous memory and vectorise. Words of class k occupy
-    rows [woff[k], woff[k+1])."""
-    for k in range(K):
-        woff[k + 1] = woff[k] + (n_per_class[k] + 63) // 64
-    for w in range(woff[K]):
-        for a in range(nA):
-            ws_bits[w, a] = 0
-    for t in range(n_node):
-        i = idx[t]
-        word = woff[labels[i]] + (ws_pos[t] >> 6)
-        bit = np.uint64(1) << np.uint64(ws_pos[t] & 63)
-        for p in range(row_ptr[i], row_ptr[i + 1]):
-            a = ws_map[row_feat[p]]
-            if a >= 0:
-                ws_bits[word, a] |= bit
-
-
-@njit(cache=True)
-def _pair_counts_bitsets(K, nA, woff, ws_bits, C, N):
-    acc = np.empty(nA, np.int64)
-    for a in range(nA):
-        for b in range(a, nA):
-            N[a, b] = 0.0
-    for k in range(K):
-        for a in range(nA):
-            for b in range(a, nA):
-                acc[b] = 0
-            for w in range(woff[k], woff[k + 1]):
-                x = ws_bits[w, a]
-                for b in range(a, nA):
-                    acc[b] += popcount(x & ws_bits[w, b])
-            for b in range(a, nA):
-                C[k, a, b] = acc[b]
-                C[k, b, a] = acc[b]
-                N[a, b] += acc[b]
-    for a in range(nA):
-        for b in range(a + 1, nA):
-            N[b, a] = N[a, b]
-
-
-@njit(cache=True)
 def _pair_row(a, idx, n_node, labels, weights, unit, row_ptr, row_feat, K, nA, ws_map, ws_pos,
-              ws_bits, woff, crow, nrow):
+              ws_bits, woff, crow, nrow, acc):
     """Pair counts of root feature ``a`` with every feature (row mode)."""
     if unit:
-        nrow[:] = 0.0
+        nrow[:nA] = 0.0
         for k in range(K):
-            for b in range(nA):
-                crow[k, b] = 0.0
+            acc[:nA] = 0
             for w in range(woff[k], woff[k + 1]):
                 x = ws_bits[w, a]
-                if x:
-                    for b in range(nA):
-                        crow[k, b] += popcount(x & ws_bits[w, b])
+                row = ws_bits[w]
+                for b in range(nA):  # vectorises (vpopcntq where available)
+                    acc[b] += popcount(x & row[b])
             for b in range(nA):
-                nrow[b] += crow[k, b]
+                crow[k, b] = acc[b]
+                nrow[b] += acc[b]
         return
     crow[:, :] = 0.0
     nrow[:] = 0.0
@@ -306,11 +274,12 @@ def _children_multiclass(crow, nrow, diag, tot, K, a, nA, n_left, n_right, min_l
 
 @njit(cache=True)
 def _argmin(x, n):
-    best = 0
-    for i in range(1, n):
-        if x[i] < x[best]:
-            best = i
-    return best
+    """First index of the minimum (a vectorised min, then a short scan)."""
+    low = x[:n].min()
+    for i in range(n):
+        if x[i] == low:
+            return i
+    return 0
 
 
 @njit(cache=True)

@@ -112,7 +112,7 @@ class DPSolver:
         # Full pair-count matrices up to PAIR_MATRIX_BYTES; nodes with more usable features
         # count pairs one root row at a time.
         cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
-        self._ws = (np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64),
+        self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64),
                     np.zeros(n, np.int64), np.zeros((n_words_class, m), np.uint64),
                     np.zeros((self.n_classes, cap, cap)), np.zeros((cap, cap)))
         self._archive = (np.zeros((D + 1, self.F.shape[1]), np.uint64),
