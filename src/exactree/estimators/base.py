@@ -20,6 +20,7 @@ from ..data import FeatureEncoder, check_sample_weight, encode_labels
 from ..data.encoding import Column, _is_dataframe
 from ..solvers.result import SolveResult
 from ..tree import export_graphviz, export_text
+from ..tree.compiled import predict_leaves
 
 
 class TreeClassifierBase(ClassifierMixin, BaseEstimator):
@@ -95,17 +96,17 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Index (in ``tree_``) of the leaf every row reaches."""
         X = self._encode(X)
-        return self.tree_.apply(X)
+        return predict_leaves(self.tree_, X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class label of every row."""
         X = self._encode(X)
-        return self.classes_[self.tree_.predict(X)]
+        return self.classes_[self.tree_.label[predict_leaves(self.tree_, X)]]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
         X = self._encode(X)
-        return self.tree_.predict_proba(X)
+        return self.tree_.leaf_proba()[predict_leaves(self.tree_, X)]
 
     def export_text(self) -> str:
         """The fitted tree as indented text with feature and class names."""

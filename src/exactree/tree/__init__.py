@@ -1,4 +1,5 @@
-"""The flat-array :class:`Tree` every solver returns, and its exports."""
+"""The flat-array :class:`Tree` every solver returns, its exports and its compiled form
+(:mod:`exactree.tree.compiled`, imported on demand: it loads Numba kernels)."""
 
 from .export import export_graphviz, export_text, from_json, to_json
 from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder

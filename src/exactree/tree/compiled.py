@@ -51,8 +51,9 @@ __all__ = ["COMPILED_MIN_ROWS", "CompiledTree",
 
 #: ``predict_leaves`` uses the compiled kernel from this many rows on. Measured in
 #: ``benchmarks/bench_compiled.py``: ~10 µs per call compiled against ~60 µs for ``Tree.apply``
-#: already at one row (depth 5), so the crossover is one row once the kernel is loaded.
-COMPILED_MIN_ROWS = 1
+#: already at one row (depth 5), so the crossover is one row once the kernel is loaded; but
+#: loading it costs ~0.5 s once per process, so small batches stay on traversal (< 1 ms).
+COMPILED_MIN_ROWS = 2000
 
 _FORMAT = "exactree.CompiledTree/1"
 

@@ -109,6 +109,9 @@ class Tree:
         binary = (self.kind == THRESHOLD) | (self.kind == LINEAR)
         if np.any(n_children[binary] != 2):
             raise ValueError("threshold and linear nodes need exactly two children")
+        left, right = self.child[self.child_ptr[:-1][binary]], self.child[self.child_ptr[:-1][binary] + 1]
+        if np.any(left == right):
+            raise ValueError("the two children of a threshold or linear node must differ")
         single = (self.kind == THRESHOLD) | (self.kind == CATEGORICAL)
         if np.any((self.feature[single] < 0) | (self.feature[single] >= self.n_features)):
             raise ValueError("a split node tests a feature index out of range")
