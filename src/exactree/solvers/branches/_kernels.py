@@ -216,7 +216,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
 @njit(cache=True)
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
-            ctr, S, SK, nzw, used, cnt, icnt, tmpc):
+            ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -293,13 +293,14 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
-    astart = ctr[C_ACTS]
-    na = 0
-    minq = np.inf
-    best = -1
-    ub_best = nd_f[l, UB]
-    uba = nd_i[l, UBA]
     hl = nd_h[l]
+    # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
+    # split whose children are kept as leaves or at their incumbents); an action whose lower
+    # bound reaches it can never be strictly better, so it is dropped (ties keep the incumbent).
+    ub_best = leaf_l
+    ub_cand = -1
+    n_cand = 0
+    tpos = 0
     for f in range(q):
         if used[f]:
             continue
@@ -347,40 +348,62 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     else:
                         qv += nd_f[c, LB]
                         ubv += nd_f[c, UB]
-                        tmpc[ninc] = c
+                        tmpc[tpos + ninc] = c
                         ninc += 1
                 else:
                     qv += lam_w + eq
                     ubv += lc
-                    tmpc[ninc] = -1 - g
+                    tmpc[tpos + ninc] = -1 - g  # stored lazily, on first selection
                     ninc += 1
-            if qv >= leaf_l - tol:  # never better than stopping here: drop the action
+            if qv >= ub_best - tol:
                 pruned = True
                 break
         if pruned:
             ctr[C_PRUNED] += 1
             continue
+        cand_i[n_cand, 0] = f
+        cand_i[n_cand, 1] = tpos
+        cand_i[n_cand, 2] = ninc
+        cand_f[n_cand, 0] = qv
+        cand_f[n_cand, 1] = ret
+        if ubv < ub_best:
+            ub_best = ubv
+            ub_cand = n_cand
+        n_cand += 1
+        tpos += ninc
+    # Pass 2: store the survivors.
+    astart = ctr[C_ACTS]
+    na = 0
+    minq = np.inf
+    best = -1
+    uba = -1
+    for i in range(n_cand):
+        qv = cand_f[i, 0]
+        if qv >= ub_best - tol and i != ub_cand:
+            ctr[C_PRUNED] += 1
+            continue
         a = ctr[C_ACTS]
         ctr[C_ACTS] += 1
         cs = ctr[C_CH]
+        tpos = cand_i[i, 1]
+        ninc = cand_i[i, 2]
         mat = 1
         for t in range(ninc):
-            ch[cs + t] = tmpc[t]  # node id, or -1 - literal for a branch not stored yet
-            if tmpc[t] < 0:
+            ch[cs + t] = tmpc[tpos + t]  # node id, or -1 - literal for a branch not stored yet
+            if tmpc[tpos + t] < 0:
                 mat = 0
         ctr[C_CH] += ninc
-        ac_i[a, FEAT] = f
+        ac_i[a, FEAT] = cand_i[i, 0]
         ac_i[a, CS] = cs
         ac_i[a, NINC] = ninc
         ac_i[a, MAT] = mat
         ac_f[a, Q] = qv
-        ac_f[a, RET] = ret
+        ac_f[a, RET] = cand_f[i, 1]
         na += 1
         if qv < minq:
             minq = qv
             best = a
-        if ubv < ub_best:
-            ub_best = ubv
+        if i == ub_cand:
             uba = a
     nd_i[l, AS] = astart
     nd_i[l, NA] = na
@@ -474,6 +497,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     cnt = np.zeros((G, K + 1), np.float64)
     icnt = np.empty(2 * K + 2, np.int64)
     tmpc = np.empty(G + 1, np.int64)
+    cand_i = np.empty((q + 1, 3), np.int64)
+    cand_f = np.empty((q + 1, 2), np.float64)
     pn = np.empty(q + 2, np.int64)
     pa = np.empty(q + 2, np.int64)
     it = 0
@@ -496,7 +521,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
             if not (nd_i[l, FLG] & EXPANDED):
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
                         weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
-                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc)
+                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc,
+                        cand_i, cand_f)
                 break
             best = -1
             minq = np.inf
