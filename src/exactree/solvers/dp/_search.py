@@ -56,7 +56,7 @@ def _now():
 @njit(cache=True)
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
-           index, keys, meta, bounds, split, state, stats, ws_X, ws_count, ws_map, ws_act, ws_pos,
+           index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
            ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
@@ -113,7 +113,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     fr_bits[0, :] = root_bits
     res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
-                   meta, bounds, split, state, stats, ws_X, ws_count, ws_map, ws_act, ws_pos, ws_bits,
+                   meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits,
                    ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
     index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
@@ -251,7 +251,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         hc = fr_hash[L] ^ zob[lit]
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
-                       meta, bounds, split, state, stats, ws_X, ws_count, ws_map, ws_act, ws_pos,
+                       meta, bounds, split, state, stats, ws_X, ws_pos,
                        ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
@@ -356,7 +356,7 @@ def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arc
 @njit(cache=True)
 def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
              row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
-             ws_X, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok,
+             ws_X, ws_pos, ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok,
              idx, tmp, cw, d2):
     """Settle a node without a frame when possible.
 
@@ -392,7 +392,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
         stats[ST_DEPTH2] += 1
         n_node = set_bits(bits, idx)
         solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, class_bits.shape[0],
-                     min_leaf, n_slots - 1, ws_X, ws_count, ws_map, ws_act, ws_pos, ws_bits, ws_C, ws_N,
+                     min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits, ws_C, ws_N,
                      d2)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)

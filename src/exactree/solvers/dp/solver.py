@@ -109,12 +109,12 @@ class DPSolver:
         self.cache = Cache(self.max_depth, int(cache_limit))
         D = self.max_depth
         n_words_class = (n + 63) // 64 + self.n_classes
-        # Full pair-count matrices up to PAIR_MATRIX_BYTES; nodes with more usable features
-        # count pairs one root row at a time.
-        cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
-        self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64),
-                    np.zeros(n, np.int64), np.zeros((n_words_class, m), np.uint64),
-                    np.zeros((self.n_classes, cap, cap)), np.zeros((cap, cap)))
+        # General weights count pairs in full matrices up to PAIR_MATRIX_BYTES (row by row
+        # beyond); unit weights always popcount rows and need no matrix.
+        cap = 0 if self.unit else int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
+        self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
+                    np.zeros((n_words_class, m), np.uint64), np.zeros((self.n_classes, cap, cap)),
+                    np.zeros((cap, cap)))
         self._archive = (np.zeros((D + 1, self.F.shape[1]), np.uint64),
                          np.zeros((D + 1, 1 << D)), np.zeros(D + 1, np.bool_))
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
