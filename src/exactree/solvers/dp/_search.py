@@ -24,6 +24,8 @@ INF = np.inf
 USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS = range(6)
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_DEPTH2, ST_CACHE_HITS, ST_PRUNED, ST_LEAVES = range(5)
+# Solved nodes kept per depth for the similarity bound.
+ARCHIVE = 4
 # Frame phases.
 ADVANCE, FIRST_DONE, SECOND_DONE, WAIT_FIRST, WAIT_SECOND = range(5)
 # Kernel outcome.
@@ -324,10 +326,12 @@ def _entry(h, path, plen, d, index, keys, meta, bounds, split, state, flags, tmp
 def _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight):
     """Lower bound from the last solved node of the same depth (MurTree section 4.5): removing
     instances lowers the optimal cost by at most their weight."""
-    if not arch_ok[d]:
-        return 0.0
-    removed = count_andnot(arch_bits[d], bits)
-    return arch_lb[d, budget] - removed * max_weight
+    lb = 0.0
+    for slot in range(ARCHIVE * d, ARCHIVE * (d + 1)):  # the last solved nodes of this depth
+        if arch_ok[slot]:
+            removed = count_andnot(arch_bits[slot], bits)
+            lb = max(lb, arch_lb[slot, budget] - removed * max_weight)
+    return lb
 
 
 @njit(cache=True)
@@ -335,10 +339,16 @@ def _archive(bits, d, e, meta, bounds, arch_bits, arch_lb, arch_ok, flags):
     if not flags[USE_SIMILARITY] or e < 0:
         return
     n_slots = 1 << d
-    arch_bits[d, :] = bits
+    # The last ARCHIVE nodes per depth, newest first: older ones move down a slot.
+    slot = ARCHIVE * d
+    for j in range(slot + ARCHIVE - 1, slot, -1):
+        arch_bits[j, :] = arch_bits[j - 1]
+        arch_lb[j, :] = arch_lb[j - 1]
+        arch_ok[j] = arch_ok[j - 1]
+    arch_bits[slot, :] = bits
     for b in range(n_slots):
-        arch_lb[d, b] = lower_bound(meta, bounds, e, b, n_slots)
-    arch_ok[d] = True
+        arch_lb[slot, b] = lower_bound(meta, bounds, e, b, n_slots)
+    arch_ok[slot] = True
 
 
 @njit(cache=True)

@@ -18,6 +18,7 @@ from ._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import solve_depth2
 from ._search import (
+    ARCHIVE,
     DONE,
     INF,
     USE_CACHE,
@@ -115,8 +116,9 @@ class DPSolver:
         self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
                     np.zeros((n_words_class, m), np.uint64), np.zeros((self.n_classes, cap, cap)),
                     np.zeros((cap, cap)))
-        self._archive = (np.zeros((D + 1, self.F.shape[1]), np.uint64),
-                         np.zeros((D + 1, 1 << D)), np.zeros(D + 1, np.bool_))
+        slots = ARCHIVE * (D + 1)
+        self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
+                         np.zeros(slots, np.bool_))
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
 
     @property
