@@ -78,6 +78,23 @@ def test_paper_datasets_against_exhaustive_dp(name, penalty):
     assert clf.stats_["memo_hits"] > 0  # branches reached by several split orders are shared
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_partial_expansion_and_array_growth_keep_the_optimum(seed, monkeypatch):
+    """Storing one action per expansion (re-expanding on demand) and starting from tiny arrays
+    (many growths, materialisations that stop an iteration) change nothing."""
+    from exactree.solvers.branches import search
+
+    init = search._State.__init__
+    monkeypatch.setattr(search._State, "__init__",
+                        lambda self, k, *sizes: init(self, k, 2, 2, 2, 2))
+    Z, card, y, w, K = random_categorical(100 + seed)
+    for penalty in (0.0, 0.02):
+        expected = brute_force_cost(Z, card, y, w, K, penalty)
+        for keep in (1, 3):
+            res = search.solve(Z, card, y, w, K, penalty, keep_actions=keep)
+            assert res.objective == pytest.approx(expected, abs=1e-12)
+
+
 def test_integer_weights_equal_repeated_rows():
     Z, card, y, _, K = random_categorical(4)
     w = np.random.default_rng(4).integers(1, 4, len(y))
@@ -198,6 +215,6 @@ def test_solver_rejects_bad_codes():
 
 
 # penalty 0.05 and a branch cap keep the checks' continuous data (hundreds of thresholds) quick
-@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=200_000)])
+@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=20_000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

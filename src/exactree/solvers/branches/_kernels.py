@@ -14,14 +14,19 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
                 (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf),
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:
-                rows outvoted inside their group of identical feature vectors), then the class
-                weights;
+                rows outvoted inside their group of identical feature vectors), ``REST`` (lower
+                bound on the actions not stored, see below), then the class weights;
 ``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words);
 ``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``, ``MAT``
                 (1 once every child is a stored node: children are stored lazily, when the
                 action is first selected, as ``-1 - literal`` until then);
 ``ac_f[a]``     ``Q`` (lower bound on the action's cost) and ``RET`` (lam_w plus the exact cost of
                 its complete children, the paper's "return_complete").
+
+An expansion stores only the ``keep`` actions with the lowest bounds (plus the incumbent's) and
+remembers the least bound of the others in ``REST``; when ``REST`` becomes the lowest bound of
+the branch, the branch is expanded again from the memo's current knowledge. This bounds the
+memory per expansion on data with many features.
 
 Children that are complete when created (empty, pure enough that ``leaf <= lam_w``, or at the
 depth limit) are leaves of every optimal subtree and are never stored; only incomplete children
@@ -40,8 +45,8 @@ from numba.extending import intrinsic
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
 N_INT_FIELDS = 6
 # nd_f columns (class weights follow)
-LEAF, LB, UB, EQ = 0, 1, 2, 3
-N_FLOAT_FIELDS = 4
+LEAF, LB, UB, EQ, REST = 0, 1, 2, 3, 4
+N_FLOAT_FIELDS = 5
 # ac_i / ac_f columns
 FEAT, CS, NINC, MAT = 0, 1, 2, 3
 N_ACT_FIELDS = 4
@@ -49,8 +54,8 @@ Q, RET = 0, 1
 # flags
 COMPLETE, EXPANDED = 1, 2
 # ctr entries
-C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP = range(9)
-N_COUNTERS = 9
+C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP = range(10)
+N_COUNTERS = 10
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -205,6 +210,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
         nd_f[c, LB] = lam_w + eq  # purification (+ equivalent points): leaf > lam_w + eq here
         nd_f[c, UB] = tot - mx
         nd_f[c, EQ] = eq
+        nd_f[c, REST] = np.inf
         nd_h[c] = h
         _insert(h, c, ht_key, ht_val)
         if dep + 1 > ctr[C_MAXDEP]:
@@ -216,7 +222,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
 @njit(cache=True)
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
-            ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f):
+            ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -371,17 +377,26 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             ub_cand = n_cand
         n_cand += 1
         tpos += ninc
-    # Pass 2: store the survivors.
+    # Pass 2: store the `keep` survivors with the lowest bounds (and the incumbent's action).
+    order = np.argsort(cand_f[:n_cand, 0], kind="mergesort")
     astart = ctr[C_ACTS]
     na = 0
     minq = np.inf
+    rest = np.inf
     best = -1
     uba = -1
-    for i in range(n_cand):
+    n_kept = 0
+    for o in range(n_cand):
+        i = order[o]
         qv = cand_f[i, 0]
         if qv >= ub_best - tol and i != ub_cand:
             ctr[C_PRUNED] += 1
             continue
+        if n_kept >= keep and i != ub_cand:
+            if qv < rest:
+                rest = qv
+            continue
+        n_kept += 1
         a = ctr[C_ACTS]
         ctr[C_ACTS] += 1
         cs = ctr[C_CH]
@@ -408,18 +423,19 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     nd_i[l, AS] = astart
     nd_i[l, NA] = na
     nd_i[l, FLG] |= EXPANDED
-    if best < 0 or leaf_l <= minq + tol:
+    nd_f[l, REST] = rest
+    if best < 0 or leaf_l <= min(minq, rest) + tol:
         nd_f[l, LB] = leaf_l
         nd_f[l, UB] = leaf_l
         nd_i[l, UBA] = -1
         nd_i[l, FLG] |= COMPLETE
-    elif ac_i[best, NINC] == 0:
+    elif ac_i[best, NINC] == 0 and minq <= rest:
         nd_f[l, LB] = minq
         nd_f[l, UB] = minq
         nd_i[l, UBA] = best
         nd_i[l, FLG] |= COMPLETE
     else:
-        nd_f[l, LB] = minq
+        nd_f[l, LB] = min(minq, rest)
         nd_f[l, UB] = ub_best
         nd_i[l, UBA] = uba
 
@@ -460,23 +476,24 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
             minq = ac_f[b, Q]
             best = b
     leaf_p = nd_f[p, LEAF]
-    if best < 0 or leaf_p <= minq + tol:
+    rest = nd_f[p, REST]
+    if best < 0 or leaf_p <= min(minq, rest) + tol:
         nd_f[p, LB] = leaf_p
         nd_f[p, UB] = leaf_p
         nd_i[p, UBA] = -1
         nd_i[p, FLG] |= COMPLETE
-    elif ac_i[best, NINC] == 0:
+    elif ac_i[best, NINC] == 0 and minq <= rest:
         nd_f[p, LB] = minq
         nd_f[p, UB] = minq
         nd_i[p, UBA] = best
         nd_i[p, FLG] |= COMPLETE
-    elif minq > nd_f[p, LB]:
-        nd_f[p, LB] = minq
+    elif min(minq, rest) > nd_f[p, LB]:
+        nd_f[p, LB] = min(minq, rest)
 
 
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, max_iter, max_nodes, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f,
+        tol, max_depth, child_rule, keep, max_iter, max_nodes, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f,
         ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
@@ -501,6 +518,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     cand_f = np.empty((q + 1, 2), np.float64)
     pn = np.empty(q + 2, np.int64)
     pa = np.empty(q + 2, np.int64)
+    cmax = 0
+    for f in range(q):
+        cmax = max(cmax, card[f])
     it = 0
     while it < max_iter:
         if nd_i[0, FLG] & COMPLETE:
@@ -522,7 +542,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
                         weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
                         ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc,
-                        cand_i, cand_f)
+                        cand_i, cand_f, keep)
                 break
             best = -1
             minq = np.inf
@@ -530,9 +550,23 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 if ac_f[b, Q] < minq:
                     minq = ac_f[b, Q]
                     best = b
+            if nd_f[l, REST] < minq:  # an action not stored is now the most promising
+                ctr[C_REEXP] += 1
+                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
+                        weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
+                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc,
+                        cand_i, cand_f, keep)
+                break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
                 # memo may know more about them now) and choose again at the same branch.
+                # Only materialisation stores branches, possibly several times per iteration:
+                # stop the iteration when a next one might not fit (the next call grows).
+                room = ctr[C_NODES] + cmax + 1
+                if (room > nd_i.shape[0] or 2 * room > ht_key.shape[0]
+                        or ctr[C_LITS] + cmax * (ctr[C_MAXDEP] + 2) > lit_store.shape[0]
+                        or (max_nodes > 0 and room > max_nodes)):
+                    break
                 _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighted, w0, lam_w,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt)

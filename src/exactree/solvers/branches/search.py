@@ -116,7 +116,7 @@ class _State:
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
-          child_rule: int = 0) -> SolveResult:
+          child_rule: int = 0, keep_actions: int = 8) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -133,6 +133,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
     child_rule : which incomplete child the selection descends into (see ``_kernels.run``).
+    keep_actions : how many splits an expansion stores (the most promising; the others are
+        summarised by their least bound and re-generated when needed). Memory, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -186,7 +188,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     counts = np.bincount(y, weights=w, minlength=n_classes)
     leaf = float(counts.sum() - counts.max())
     st.nd_i[0] = (0, 0, -1, 0, 0, 0)
-    st.nd_f[0, : K.N_FLOAT_FIELDS] = (leaf, min(leaf, lam_w + eq_root), leaf, eq_root)
+    st.nd_f[0, : K.N_FLOAT_FIELDS] = (leaf, min(leaf, lam_w + eq_root), leaf, eq_root, np.inf)
     st.nd_f[0, K.N_FLOAT_FIELDS :] = counts
     if leaf <= lam_w + eq_root + tol or q == 0 or max_depth == 0:
         st.nd_f[0, K.LB] = leaf
@@ -202,7 +204,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         t0 = time.perf_counter()
         it0 = int(st.ctr[K.C_ITERS])
         code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
-                     w0, lam_w, tol, md, child_rule, chunk, max_nodes, *st.arrays())
+                     w0, lam_w, tol, md, child_rule, keep_actions, chunk, max_nodes, *st.arrays())
         if code == K.DONE or code == K.NODE_LIMIT:
             break
         if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -231,7 +233,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     stats = {
         "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),
         "branches": int(c[K.C_NODES]), "actions": int(c[K.C_ACTS]), "memo_hits": int(c[K.C_HITS]),
-        "pruned_actions": int(c[K.C_PRUNED]), "n_solver_features": q, "n_splits": tree.n_splits,
+        "pruned_actions": int(c[K.C_PRUNED]), "re_expansions": int(c[K.C_REEXP]), "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
     }
