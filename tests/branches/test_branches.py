@@ -218,3 +218,15 @@ def test_solver_rejects_bad_codes():
 @parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=20_000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("q,C", [(6, 3), (80, 2)])  # mixed-radix key, and lexsort beyond 62 bits
+def test_row_groups_are_exact(q, C):
+    from exactree.solvers.branches.search import _row_groups
+
+    rng = np.random.default_rng(q)
+    Z = rng.integers(0, C, size=(300, q)).astype(np.int32)
+    Z[150:] = Z[:150][rng.permutation(150)]  # plenty of duplicates
+    got = _row_groups(Z, np.full(q, C))
+    ref = np.unique(Z, axis=0, return_inverse=True)[1].ravel()
+    assert len(set(zip(got.tolist(), ref.tolist()))) == len(set(ref.tolist())) == len(set(got.tolist()))

@@ -40,6 +40,22 @@ def _bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64).reshape(m, n_words)
 
 
+def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """Group id of every row; rows share a group exactly when all their codes are equal."""
+    n, q = Z.shape
+    if q == 0:
+        return np.zeros(n, np.int64)
+    if np.sum(np.log2(np.maximum(card, 2))) <= 62:  # exact mixed-radix key fits in int64
+        mult = np.cumprod(np.r_[1, card[:-1]]).astype(np.int64)
+        return np.unique(Z.astype(np.int64) @ mult, return_inverse=True)[1].ravel()
+    order = np.lexsort(Z.T[::-1])
+    rows = Z[order]
+    starts = np.r_[True, np.any(rows[1:] != rows[:-1], axis=1)]
+    group = np.empty(n, np.int64)
+    group[order] = np.cumsum(starts) - 1
+    return group
+
+
 class _State:
     """The growable search arrays (see :mod:`._kernels` for their layout)."""
 
@@ -171,8 +187,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     # Equivalent points: rows outvoted within their group of identical feature vectors are
     # misclassified by every tree (GOSDT's equivalent-points bound).
     if n:
-        _, group = np.unique(Z, axis=0, return_inverse=True)
-        group = group.ravel()
+        group = _row_groups(Z, card)
         gw = np.zeros((group.max() + 1, n_classes))
         np.add.at(gw, (group, y), w)
         minority = y != np.argmax(gw, axis=1)[group]
