@@ -77,36 +77,42 @@ class _State:
                 self.ht_key, self.ht_val, self.ctr)
 
     @staticmethod
-    def _grown(a: np.ndarray, need: int) -> np.ndarray:
-        if need <= a.shape[0]:
-            return a
-        new = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
-        new[: a.shape[0]] = a
-        return new
-
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays())
+    def _new_len(a: np.ndarray, need: int) -> int:
+        return a.shape[0] if need <= a.shape[0] else max(need, 2 * a.shape[0])
 
     def grow(self, G: int, q: int, memory_limit: int) -> bool:
-        """Enlarge what may overflow; False (nothing changed) when that passes the byte limit."""
+        """Enlarge what may overflow in the next iteration; False (nothing changed) when the
+        arrays after growth, plus the largest copy in flight, would pass ``memory_limit`` bytes."""
         c = self.ctr
-        extra = 0
-        for a in self.arrays()[:-3]:
-            extra += a.nbytes  # doubling bound on what growth can add
-        if self.nbytes() + extra + 8 * self.ht_key.nbytes > memory_limit:
-            return False
         need_nodes = int(c[K.C_NODES]) + G + 1
-        self.nd_i = self._grown(self.nd_i, need_nodes)
-        self.nd_f = self._grown(self.nd_f, need_nodes)
-        self.nd_h = self._grown(self.nd_h, need_nodes)
-        self.lit_store = self._grown(self.lit_store, int(c[K.C_LITS]) + G * (int(c[K.C_MAXDEP]) + 2))
-        self.ac_i = self._grown(self.ac_i, int(c[K.C_ACTS]) + q + 1)
-        self.ac_f = self._grown(self.ac_f, int(c[K.C_ACTS]) + q + 1)
-        self.ch = self._grown(self.ch, int(c[K.C_CH]) + G + 1)
-        if 2 * need_nodes > self.ht_key.shape[0]:
-            size = self.ht_key.shape[0]
-            while 2 * need_nodes > size:
-                size *= 4
+        need = {"nd_i": need_nodes, "nd_f": need_nodes, "nd_h": need_nodes,
+                "lit_store": int(c[K.C_LITS]) + G * (int(c[K.C_MAXDEP]) + 2),
+                "ac_i": int(c[K.C_ACTS]) + q + 1, "ac_f": int(c[K.C_ACTS]) + q + 1,
+                "ch": int(c[K.C_CH]) + G + 1}
+        size = self.ht_key.shape[0]
+        while 2 * need_nodes > size:
+            size *= 4
+        new_bytes = (size * 16 if size != self.ht_key.shape[0] else
+                     self.ht_key.nbytes + self.ht_val.nbytes) + self.ctr.nbytes
+        in_flight = 0
+        for name, n in need.items():
+            a = getattr(self, name)
+            grown = self._new_len(a, n)
+            new_bytes += a.nbytes // a.shape[0] * grown
+            if grown != a.shape[0]:
+                in_flight = max(in_flight, a.nbytes)
+        if new_bytes + in_flight > memory_limit:
+            return False
+        for name, n in need.items():
+            a = getattr(self, name)
+            grown = self._new_len(a, n)
+            if grown != a.shape[0]:
+                new = np.zeros((grown,) + a.shape[1:], a.dtype)
+                new[: a.shape[0]] = a
+                setattr(self, name, new)
+        if size != self.ht_key.shape[0]:
+            self.ht_key = np.zeros(0, np.uint64)  # free the old table before the new one
+            self.ht_val = np.zeros(0, np.int64)
             self.ht_key = np.zeros(size, np.uint64)
             self.ht_val = np.full(size, -1, np.int64)
             K.rehash(self.nd_h, int(c[K.C_NODES]), self.ht_key, self.ht_val)
