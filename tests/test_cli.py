@@ -56,6 +56,13 @@ def test_errors_are_one_line_with_exit_status_1(args, message, csv_file, capsys)
     assert err.startswith("exactree: error:") and message in err
 
 
+def test_empty_cell_is_an_error_not_a_category(tmp_path, capsys):
+    path = tmp_path / "gap.csv"
+    path.write_text("age,label\n30,a\n,b\n50,a\n60,b\n")
+    assert main(["fit", str(path), "--max-depth", "1"]) == 1
+    assert "empty value" in capsys.readouterr().err
+
+
 def test_bad_usage_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["fit", "--max-depth", "three"])

@@ -41,8 +41,12 @@ def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:
     return header, data
 
 
-def _column(values: list[str]) -> np.ndarray:
+def _column(values: list[str], name: str) -> np.ndarray:
     """Numbers when every value parses as one, else the strings (a categorical column)."""
+    for i, v in enumerate(values, start=2):
+        if not v.strip():
+            raise CLIError(f"column {name!r}, line {i}: empty value (missing values are not "
+                           "supported)")
     try:
         return np.array([float(v) for v in values])
     except ValueError:
@@ -69,7 +73,8 @@ def _fit(args: argparse.Namespace) -> int:
         t = header.index(target)
         y = np.array([r[t] for r in rows], dtype=object)
         names = [h for j, h in enumerate(header) if j != t]
-        X = _matrix([_column([r[j] for r in rows]) for j in range(len(header)) if j != t])
+        X = _matrix([_column([r[j] for r in rows], header[j]) for j in range(len(header))
+                     if j != t])
     model = OptimalTreeClassifier(max_depth=args.max_depth, max_nodes=args.max_nodes,
                                   min_samples_leaf=args.min_samples_leaf,
                                   cost_complexity=args.cost_complexity,

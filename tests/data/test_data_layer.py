@@ -95,13 +95,12 @@ def test_binarizer_cap_and_boundary_report_inexact():
 
 
 def _best_raw_tree(X, y, depth):
-    """Optimal misclassification over ALL axis-parallel threshold trees on the raw values: any
-    cut between two consecutive distinct values splits the same way, so midpoints cover them."""
+    """Optimal misclassification over ALL axis-parallel threshold trees on the raw values: every
+    threshold partitions a column like ``x <= v`` for one of its values v (no arithmetic)."""
     from oracles import optimal_cost
 
-    cuts = [(j, t) for j in range(X.shape[1])
-            for t in (lambda v: (v[:-1] + v[1:]) / 2)(np.unique(X[:, j]))]
-    B = np.column_stack([X[:, j] <= t for j, t in cuts]) if cuts else np.zeros((len(y), 0), bool)
+    tests = [X[:, j] <= v for j in range(X.shape[1]) for v in np.unique(X[:, j])[:-1]]
+    B = np.column_stack(tests) if tests else np.zeros((len(y), 0), bool)
     return optimal_cost(B, y, 2, depth)
 
 
@@ -116,6 +115,18 @@ def test_exact_thresholds_keep_the_raw_optimum(seed):
     y = rng.integers(0, 2, n)
     b = Binarizer().fit(X, y, [Column("a"), Column("b")])
     assert optimal_cost(b.transform(X), y, 2, 2) == _best_raw_tree(X, y, 2)
+
+
+def test_thresholds_of_huge_and_adjacent_values_split_correctly():
+    X = np.array([[1e308], [1.7e308], [1.0], [np.nextafter(1.0, 2.0)]])
+    y = np.array([0, 1, 0, 1])
+    b = Binarizer().fit(X, y, [Column("x")])
+    assert np.all(np.isfinite(b.value_))
+    Z = b.transform(X)
+    # every pair of neighbouring values is separated by some threshold
+    order = np.argsort(X[:, 0])
+    for lo, hi in zip(order[:-1], order[1:]):
+        assert np.any(Z[lo] != Z[hi])
 
 
 def test_boundary_thresholds_can_lose_the_optimum_at_depth_two():

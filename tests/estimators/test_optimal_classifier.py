@@ -56,7 +56,7 @@ def test_bad_parameters_and_predict_mismatch():
         OptimalTreeClassifier(max_depth=-1).fit([[0], [1]], [0, 1])
     with pytest.raises(ValueError, match="thresholds"):
         OptimalTreeClassifier(thresholds="median").fit([[0], [1]], [0, 1])
-    with pytest.raises(ValueError, match="unknown techniques"):
+    with pytest.raises(ValueError, match="unknown technique"):
         OptimalTreeClassifier(techniques={"magic": False}).fit([[0], [1]], [0, 1])
     model = OptimalTreeClassifier(max_depth=1).fit([[0, 1], [1, 0]], ["a", "b"])
     with pytest.raises(ValueError, match="2 features"):

@@ -107,3 +107,11 @@ def test_huge_search_without_time_limit_warns():
         warnings.simplefilter("error")  # the warning comes before the search: stop right there
         with pytest.raises(UserWarning, match="rule combinations"):
             ObliqueTreeClassifier(n_splits=4).fit(X, y)
+
+
+def test_categorical_columns_are_refused():
+    import pandas as pd
+
+    df = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "colour": ["r", "g", "b", "r"]})
+    with pytest.raises(ValueError, match="column 'colour' is categorical"):
+        ObliqueTreeClassifier(n_splits=1, rules="axis").fit(df, [0, 1, 0, 1])

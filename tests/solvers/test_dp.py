@@ -62,6 +62,29 @@ def test_row_by_row_pair_counts_match_brute_force(seed):
     assert sol.cost == pytest.approx(optimal_cost(X, y, K, 2, None, w))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_min_leaf_with_many_features_matches_brute_force(seed):
+    """The similarity bound must not prune with a minimum leaf size (a regression: a node's
+    optimal tree need not be feasible on a similar node when leaves must hold 2+ rows)."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(8, 24)), int(rng.integers(3, 7))
+    X = rng.random((n, m)) < rng.uniform(0.2, 0.8)
+    y = rng.integers(0, 2, n)
+    min_leaf = int(rng.integers(2, 4))
+    sol = DPSolver(X, y, 2, max_depth=3, min_samples_leaf=min_leaf).solve()
+    assert sol.cost == optimal_cost(X, y, 2, 3, None, None, min_leaf)
+
+
+def test_min_leaf_similarity_regression():
+    rng = np.random.default_rng(210)
+    n, m = int(rng.integers(8, 30)), int(rng.integers(3, 7))
+    X = rng.random((n, m)) < rng.uniform(0.2, 0.8)
+    y = rng.integers(0, 2, n)
+    assert DPSolver(X, y, 2, max_depth=3, min_samples_leaf=2).solve().cost == \
+        optimal_cost(X, y, 2, 3, None, None, 2)
+
+
 def test_node_budget_path_reuses_one_cache():
     rng, X, y, K = random_problem(7)
     solver = DPSolver(X, y, K, max_depth=3)

@@ -13,7 +13,7 @@ Threshold candidates (``thresholds=``):
     only midpoints whose two neighbouring values do not both hold a single, shared class
     (Fayyad & Irani's boundary points). Exact for one split, *not* for deeper trees: a cut inside
     a run of same-class values can be needed when other features separate the run further down
-    (``tests/data/test_binarize.py`` holds such a data set). Reported as not exact.
+    (``tests/data/test_data_layer.py`` holds such a data set). Reported as not exact.
 
 ``max_thresholds=k`` keeps at most ``k`` candidates per column, chosen at weighted quantiles;
 that also gives up the guarantee, and ``exact_`` says so.
@@ -36,7 +36,9 @@ def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
     distinct, start = np.unique(v, return_index=True)
     if len(distinct) < 2:
         return np.empty(0)
-    mids = (distinct[:-1] + distinct[1:]) / 2
+    lo, hi = distinct[:-1], distinct[1:]
+    mids = lo / 2 + hi / 2  # no overflow near the float maximum
+    mids = np.where((lo <= mids) & (mids < hi), mids, lo)  # rounding must keep lo <= t < hi
     if mode == "exact":
         return mids
     # A value is "pure" when all its rows share one class; record that class (or -1).

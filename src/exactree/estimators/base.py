@@ -46,6 +46,15 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and feature count
         return checked
 
+    def _require_numeric(self, columns: list[Column], why: str) -> None:
+        """Raise for categorical columns in an estimator whose splits need numbers."""
+        for c in columns:
+            if c.is_categorical:
+                raise ValueError(
+                    f"{type(self).__name__} needs numeric features, but column {c.name!r} is "
+                    f"categorical (non-numeric values or a pandas category/string dtype); {why}. "
+                    "Encode it numerically (e.g. ordinal codes) first.")
+
     def _encoder(self) -> FeatureEncoder:
         return FeatureEncoder(categorical=getattr(self, "categorical_features", None))
 
@@ -62,8 +71,8 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, len(y_index))
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
-        # Rows of weight zero change no objective; dropping them keeps a weight of k the same
-        # as k copies (they would otherwise add threshold candidates and count toward leaf sizes).
+        # Rows of weight zero change no objective; dropping them keeps them from adding
+        # threshold candidates or counting toward leaf sizes.
         keep = w > 0
         start = time.perf_counter()
         result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)

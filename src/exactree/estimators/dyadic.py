@@ -121,13 +121,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
     # ------------------------------------------------------------------ fitting
     def _problem(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                  columns: list[Column]) -> DyadicProblem:
-        for c in columns:
-            if c.is_categorical:
-                raise ValueError(
-                    f"DyadicTreeClassifier needs numeric features, but column {c.name!r} is "
-                    "categorical (non-numeric values or a pandas category/string dtype); dyadic "
-                    "splits cut numeric ranges. Encode it numerically (e.g. ordinal codes) first."
-                )
+        self._require_numeric(columns, "dyadic splits cut numeric ranges")
         K = len(self.classes_)
         loss = None
         if self.loss is not None:

@@ -80,6 +80,7 @@ class ObliqueTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
+        self._require_numeric(columns, "split rules are functions of numeric coordinates")
         return solve_proper(
             X, y, sample_weight, len(self.classes_), n_splits=self.n_splits, rules=self.rules,
             degree=self.degree, ties=self.ties, max_depth=self.max_depth,

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..solvers.dp.convert import to_tree
-from ..solvers.dp.solver import TECHNIQUES, DPSolution, DPSolver
+from ..solvers.dp.solver import DPSolution, DPSolver
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ..tree import Tree
 from .base import TreeClassifierBase
@@ -62,7 +62,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Most cached branches (memory bound; beyond it the search only slows down).
     techniques : dict or None
         Switch search techniques off for ablation, e.g. ``{"similarity": False}``; names in
-        :data:`exactree.solvers.dp.solver.TECHNIQUES`. Results never change, only speed.
+        :data:`exactree.solvers.dp.solver.TECHNIQUES`. The optimum never changes, only speed
+        (on ties another optimal tree may be returned).
 
     Attributes
     ----------
@@ -77,7 +78,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
     """
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(Integral, 0, 30, closed="both")],
+        "max_depth": [Interval(Integral, 0, 16, closed="both")],  # memory grows like 2**depth
         "max_nodes": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
@@ -108,19 +109,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
     # ------------------------------------------------------------------ solving
     def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                  columns: list[Column]) -> DPSolver:
-        if self.techniques:
-            unknown = set(self.techniques) - set(TECHNIQUES)
-            if unknown:
-                raise ValueError(f"unknown techniques {sorted(unknown)}; known: {TECHNIQUES}")
         self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(X, y, columns, w)
         self.n_binary_features_ = self.binarizer_.n_features_out
-        self._columns = columns
         return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
                         max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                         cache_limit=self.cache_limit, techniques=self.techniques)
 
     def _tree(self, solution: DPSolution) -> Tree:
-        return to_tree(solution.tree, self.binarizer_, self._columns, len(self.classes_))
+        return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_))
 
     def _status(self, proven: bool) -> str:
         if not proven:

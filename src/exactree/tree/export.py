@@ -12,10 +12,18 @@ from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree
 
 
 def _names(tree: Tree, feature_names: Sequence[str] | None, class_names: Sequence[Any] | None):
-    features = list(feature_names or tree.feature_names or [f"x{i}" for i in range(tree.n_features)])
+    features = [f"x{i}" for i in range(tree.n_features)]
+    for names in (feature_names, tree.feature_names):
+        if names is not None:
+            features = [str(f) for f in names]
+            break
     if len(features) != tree.n_features:
         raise ValueError(f"feature_names needs {tree.n_features} names, got {len(features)}")
-    classes = list(class_names or tree.class_names or range(tree.n_classes))
+    classes = list(range(tree.n_classes))
+    for names in (class_names, tree.class_names):
+        if names is not None:
+            classes = list(names)
+            break
     if len(classes) != tree.n_classes:
         raise ValueError(f"class_names needs {tree.n_classes} names, got {len(classes)}")
     return features, classes
@@ -35,7 +43,9 @@ def rule_formula(tree: Tree, node: int, features: Sequence[str]) -> str:
         sign = "-" if coef < 0 else "+"
         magnitude = "" if abs(coef) == 1 and factors else f"{_number(abs(coef))}*"
         parts.append(f"{sign} {magnitude}{term}" if factors else f"{sign} {_number(abs(coef))}")
-    text = " ".join(parts) if parts else "0"
+    if not parts:
+        return "0"
+    text = " ".join(parts)
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
 

@@ -103,6 +103,8 @@ class Tree:
             raise ValueError("Tree.rule_ptr is inconsistent with Tree.rule_coef")
         if self.rule_powers.shape[0] != len(self.rule_coef):
             raise ValueError("Tree.rule_powers needs one row per rule term")
+        if np.any((self.kind < LEAF) | (self.kind > LINEAR)):
+            raise ValueError("Tree.kind holds an unknown node kind")
         n_children = np.diff(self.child_ptr)
         if np.any((self.kind == LEAF) != (n_children == 0)):
             raise ValueError("exactly the leaves must have no children")
@@ -327,15 +329,17 @@ class TreeBuilder:
     def build(self, root: int, **names: Any) -> Tree:
         """The subtree under ``root`` as a :class:`Tree`; ``names`` go to the Tree constructor."""
         order: list[int] = []
+        seen: set[int] = set()
         stack = [root]
         while stack:  # iterative preorder, children visited left to right
             i = stack.pop()
+            if i in seen:
+                raise ValueError("a node was reached twice: the nodes do not form a tree")
+            seen.add(i)
             order.append(i)
             kids = list(dict.fromkeys(self._nodes[i][3]))
             stack.extend(reversed(kids))
         new_id = {old: new for new, old in enumerate(order)}
-        if len(new_id) != len(order):
-            raise ValueError("a node was reached twice: the nodes do not form a tree")
         kind, feature, threshold, child, ptr, rule_coef, rule_powers, rule_ptr = [], [], [], [], [0], [], [], [0]
         for i in order:
             k, f, t, kids, _, _, rule = self._nodes[i]

@@ -136,7 +136,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     while top >= 0:
         L = top
         ticks += 1
-        if deadline < INF and (ticks & 255) == 0 and _now() > deadline:
+        if deadline < INF and (ticks & 15) == 0 and _now() > deadline:
             timed_out = True
             break
         d = fr_depth[L]
@@ -203,10 +203,10 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             hr = fr_hash[L] ^ zob[2 * f]
             path[P + L] = 2 * f + 1
             lbl = _bound(left_bits[L], hl, path, P + L + 1, d - 1, nl, index, keys, meta, bounds,
-                         flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+                         flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
             path[P + L] = 2 * f
             lbr = _bound(right_bits[L], hr, path, P + L + 1, d - 1, nr, index, keys, meta, bounds,
-                         flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+                         flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
             if lbl + lbr >= fr_ub[L]:
                 stats[ST_PRUNED] += 1
                 fr_refined[L] = min(fr_refined[L], lbl + lbr)
@@ -323,12 +323,14 @@ def _entry(h, path, plen, d, index, keys, meta, bounds, split, state, flags, tmp
 
 
 @njit(cache=True)
-def _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight):
-    """Lower bound from the last solved node of the same depth (MurTree section 4.5): removing
-    instances lowers the optimal cost by at most their weight."""
+def _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight, min_leaf):
+    """Lower bound from the last solved nodes of the same depth (MurTree section 4.5): removing
+    instances lowers the optimal cost by at most their weight. With a minimum leaf size the
+    new node's optimal tree may be infeasible on the old node unless the new node is a subset
+    of it, so only such archived nodes count then."""
     lb = 0.0
     for slot in range(ARCHIVE * d, ARCHIVE * (d + 1)):  # the last solved nodes of this depth
-        if arch_ok[slot]:
+        if arch_ok[slot] and (min_leaf <= 1 or count_andnot(bits, arch_bits[slot]) == 0):
             removed = count_andnot(arch_bits[slot], bits)
             lb = max(lb, arch_lb[slot, budget] - removed * max_weight)
     return lb
@@ -353,13 +355,14 @@ def _archive(bits, d, e, meta, bounds, arch_bits, arch_lb, arch_ok, flags):
 
 @njit(cache=True)
 def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arch_bits, arch_lb,
-           arch_ok, max_weight, tmp):
+           arch_ok, max_weight, min_leaf, tmp):
     lb = 0.0
     if flags[USE_CACHE]:
         e = find(index, keys, meta, h, path, plen, tmp)
         lb = lower_bound(meta, bounds, e, budget, 1 << d)
     if flags[USE_SIMILARITY] and d > 0:
-        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight))
+        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight,
+                                     min_leaf))
     return lb
 
 
@@ -387,7 +390,8 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
                 return 0, INF, c, -1, index, keys, meta, bounds, split
     lb = lower_bound(meta, bounds, e, budget, n_slots)
     if flags[USE_SIMILARITY] and d > 0:
-        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight))
+        lb = max(lb, _similarity(bits, d, budget, arch_bits, arch_lb, arch_ok, max_weight,
+                                     min_leaf))
     if lb >= ub:
         stats[ST_PRUNED] += 1
         return 0, INF, lb, -1, index, keys, meta, bounds, split
@@ -442,9 +446,9 @@ def _remaining_bound(bits, h, path, P, d, budget, f0, F, zob, min_leaf, index, k
         for nl in range(max(0, budget - 1 - cmax), min(budget - 1, cmax) + 1):
             path[P] = 2 * f + 1
             a = _bound(lb_buf, h ^ zob[2 * f + 1], path, P + 1, d - 1, nl, index, keys, meta,
-                       bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+                       bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
             path[P] = 2 * f
             b = _bound(rb_buf, h ^ zob[2 * f], path, P + 1, d - 1, budget - 1 - nl, index, keys,
-                       meta, bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp)
+                       meta, bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
             best = min(best, a + b)
     return best
