@@ -185,9 +185,17 @@ class DyadicTreeClassifier(TreeClassifierBase):
         lam = problem.to_internal(self.penalty_)
         idx = next((i for i, (lo, hi) in enumerate(zip(res.lam_low, res.lam_high))
                     if lo < lam <= hi), len(entries) - 1)
-        self._selected = idx
-        return self._result(problem, res.solutions[idx], entries[idx].tree,
+        sol, tree = self._at_penalty(problem, res.solutions[idx], entries[idx].tree)
+        return self._result(problem, sol, tree,
                             {"path_evaluations": res.evaluations, "path_index": idx})
+
+    def _at_penalty(self, problem: DyadicProblem, sol, tree):
+        """The path's solution for ``penalty_``, solved afresh when the path search is the
+        heuristic one (it may skip solutions, and "optimal" must be proven)."""
+        if self.path_search != "adaptive_heuristic":
+            return sol, tree
+        sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead)
+        return sol, build_tree(problem, sol)
 
     def _loss_matrix(self) -> np.ndarray:
         K = len(self.classes_)
@@ -244,7 +252,8 @@ class DyadicTreeClassifier(TreeClassifierBase):
                                    n_leaves=s.leaves, penalty_low=lo / Wt, penalty_high=hi / Wt)
                    for s, lo, hi in zip(full.solutions, full.lam_low, full.lam_high)]
         self.path_ = entries
-        return self._result(problem, full.solutions[best], entries[best].tree,
+        sol, tree = self._at_penalty(problem, full.solutions[best], entries[best].tree)
+        return self._result(problem, sol, tree,
                             {"path_evaluations": full.evaluations, "path_index": best})
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DyadicTreeClassifier:
