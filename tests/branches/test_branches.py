@@ -184,11 +184,22 @@ def test_anytime_bounds_bracket_the_optimum():
     assert quick.lower_bound_ <= full.objective + 1e-12 <= quick.objective_ + 1e-12
 
 
+def test_memory_limit_stops_with_a_valid_bound(binary_data):
+    X, y = binary_data("anneal")
+    clf = SparseTreeClassifier(penalty=0.01, memory_limit=4).fit(X.astype(int), y)
+    assert clf.status_ == "memory_limit"
+    assert 0 < clf.lower_bound_ < clf.objective_ and clf.gap_ > 0
+    err = (clf.predict(X.astype(int)) != y).mean()
+    assert err + 0.01 * clf.tree_.n_splits == pytest.approx(clf.objective_, abs=1e-12)
+
+
 @pytest.mark.parametrize("params,match", [
     ({"penalty": -0.1}, "penalty"),
     ({"penalty": 1.5}, "penalty"),
     ({"max_depth": -1}, "max_depth"),
     ({"time_limit": 0}, "time_limit"),
+    ({"memory_limit": 0}, "memory_limit"),
+    ({"max_branches": 0}, "max_branches"),
 ])
 def test_bad_parameters(params, match):
     with pytest.raises(ValueError, match=match):

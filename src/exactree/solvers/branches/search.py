@@ -221,6 +221,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     max_nodes = 0 if max_branches is None else int(max_branches)
     deadline = None if time_limit is None else start_time + float(time_limit)
     chunk = 1 << 60 if deadline is None else 16
+    out_of_memory = False
     while True:
         t0 = time.perf_counter()
         it0 = int(st.ctr[K.C_ITERS])
@@ -229,7 +230,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         if code == K.DONE or code == K.NODE_LIMIT:
             break
         if code == K.GROW and not st.grow(G, q, memory_limit << 20):
-            code = K.GROW
+            out_of_memory = True
             break
         if deadline is not None:
             now = time.perf_counter()
@@ -249,7 +250,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             raise AssertionError("BRANCHES: extracted tree cost differs from the proven optimum")
         lower = objective
     else:
-        status = {K.NODE_LIMIT: NODE_LIMIT, K.GROW: MEMORY_LIMIT}.get(code, TIME_LIMIT)
+        status = (MEMORY_LIMIT if out_of_memory else NODE_LIMIT if code == K.NODE_LIMIT
+                  else TIME_LIMIT)
     c = st.ctr
     stats = {
         "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),
