@@ -161,10 +161,11 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.int32)
-    card = np.ascontiguousarray(card, dtype=np.int64)
-    y = np.ascontiguousarray(y, dtype=np.int64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
+    # fresh writable C-contiguous copies: read-only inputs would make Numba compile again
+    Z = np.array(Z, dtype=np.int32, order="C")
+    card = np.array(card, dtype=np.int64)
+    y = np.array(y, dtype=np.int64)
+    w = np.array(w, dtype=np.float64)
     n, q = Z.shape
     if not 0.0 <= penalty <= 1.0:
         raise ValueError(f"penalty must be in [0, 1], got {penalty!r}")
