@@ -28,8 +28,11 @@ remembers the least bound of the others in ``REST``; when ``REST`` becomes the l
 the branch, the branch is expanded again from the memo's current knowledge. This bounds the
 memory per expansion on data with many features.
 
-Children that are complete when created (empty, pure enough that ``leaf <= lam_w``, or at the
-depth limit) are leaves of every optimal subtree and are never stored; only incomplete children
+A split whose lower bound reaches the best cost known achievable at the branch (the leaf, or
+an incumbent split) can never be strictly better and is not stored at all.
+
+Children that are complete when created (empty, pure enough that ``leaf <= lam_w + EQ``, or at
+the depth limit) are leaves of every optimal subtree and are never stored; only incomplete children
 get a node, and a memo (open addressing on the hash, full literal comparison on a hit) makes a
 branch reached by different split orders one node.
 """
