@@ -10,7 +10,7 @@ GOSDT) to ``min(leaf(l), lam_w + EQ(l))``, since splits cannot separate identica
 The search state lives in flat arrays so that a call can stop at any iteration (iteration budget
 for the anytime time limit, or full arrays) and the Python driver can grow them and resume:
 
-``nd_i[node]``  int64 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
+``nd_i[node]``  int32 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
                 (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf),
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:

@@ -20,6 +20,7 @@ from ..result import MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveResult
 from . import _kernels as K
 
 _SEED = 0x5EED_B4A7C4E5
+_MAX_LEN = 2**31 - 1
 
 
 @dataclass
@@ -57,19 +58,20 @@ def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
 
 
 class _State:
-    """The growable search arrays (see :mod:`._kernels` for their layout)."""
+    """The growable search arrays (see :mod:`._kernels` for their layout). Ids and offsets are
+    int32 to halve memory; growth past 2**31 entries counts as the memory limit."""
 
     def __init__(self, n_classes: int, n_nodes: int, n_lits: int, n_acts: int, n_ch: int) -> None:
-        self.nd_i = np.zeros((n_nodes, K.N_INT_FIELDS), np.int64)
+        self.nd_i = np.zeros((n_nodes, K.N_INT_FIELDS), np.int32)
         self.nd_f = np.zeros((n_nodes, K.N_FLOAT_FIELDS + n_classes), np.float64)
         self.nd_h = np.zeros(n_nodes, np.uint64)
-        self.lit_store = np.zeros(n_lits, np.int64)
-        self.ac_i = np.zeros((n_acts, K.N_ACT_FIELDS), np.int64)
+        self.lit_store = np.zeros(n_lits, np.int32)
+        self.ac_i = np.zeros((n_acts, K.N_ACT_FIELDS), np.int32)
         self.ac_f = np.zeros((n_acts, 2), np.float64)
-        self.ch = np.zeros(n_ch, np.int64)
+        self.ch = np.zeros(n_ch, np.int32)
         size = 1 << max(4, int(math.ceil(math.log2(4 * n_nodes))))
         self.ht_key = np.zeros(size, np.uint64)
-        self.ht_val = np.full(size, -1, np.int64)
+        self.ht_val = np.full(size, -1, np.int32)
         self.ctr = np.zeros(K.N_COUNTERS, np.int64)
 
     def arrays(self) -> tuple:
@@ -92,7 +94,9 @@ class _State:
         size = self.ht_key.shape[0]
         while 2 * need_nodes > size:
             size *= 4
-        new_bytes = (size * 16 if size != self.ht_key.shape[0] else
+        if max(size, *need.values()) >= _MAX_LEN:  # ids and offsets are int32
+            return False
+        new_bytes = (size * 12 if size != self.ht_key.shape[0] else
                      self.ht_key.nbytes + self.ht_val.nbytes) + self.ctr.nbytes
         in_flight = 0
         for name, n in need.items():
@@ -112,9 +116,9 @@ class _State:
                 setattr(self, name, new)
         if size != self.ht_key.shape[0]:
             self.ht_key = np.zeros(0, np.uint64)  # free the old table before the new one
-            self.ht_val = np.zeros(0, np.int64)
+            self.ht_val = np.zeros(0, np.int32)
             self.ht_key = np.zeros(size, np.uint64)
-            self.ht_val = np.full(size, -1, np.int64)
+            self.ht_val = np.full(size, -1, np.int32)
             K.rehash(self.nd_h, int(c[K.C_NODES]), self.ht_key, self.ht_val)
         return True
 
