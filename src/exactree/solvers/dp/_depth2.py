@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import popcount
+from .._bits import popcount
 
 INF = np.inf
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 from numba import njit, objmode
 
-from ._bits import count_andnot, count_bits, popcount, set_bits
+from .._bits import count_andnot, count_bits, popcount, set_bits
 from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
 from ._depth2 import leaf_cost, solve_depth2
 

@@ -11,27 +11,11 @@ else from a loop over the set bits.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from .._bits import popcount
 
 INF = np.inf
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """LLVM population count of a uint64."""
-    if x != types.uint64:
-        return None
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64)])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.ctpop.i64")
-        return builder.call(fn, args)
-
-    return sig, codegen
 
 
 @njit(cache=True)
@@ -41,7 +25,7 @@ def _weighted_popcount(mask, planes):
     for b in range(planes.shape[0]):
         cnt = 0
         for w in range(mask.shape[0]):
-            cnt += _ctpop(mask[w] & planes[b, w])
+            cnt += popcount(mask[w] & planes[b, w])
         total += cnt << b
     return total
 
@@ -270,6 +254,23 @@ def sodt_dp(combo, k, sides, defining, full, class_planes, weights, use_planes, 
 
 
 @njit(cache=True)
+def _workspace(k, n_words, n_weights):
+    """Arrays for ``sodt_dp`` over K rules: up to 3**K signed-ancestor states."""
+    n_states = 1
+    for _ in range(k):
+        n_states *= 3
+    pow3 = np.ones(k, np.int64)
+    for i in range(1, k):
+        pow3[i] = pow3[i - 1] * 3
+    return (pow3, np.zeros((k, k), np.int64), np.full(n_states, -1, np.int64),
+            np.zeros(n_states, np.int64), np.zeros(n_states, np.int64),
+            np.zeros(n_states, np.bool_), np.zeros((n_states, n_words), np.uint64),
+            np.zeros(n_states, np.float64), np.zeros(n_states, np.int64),
+            np.zeros(n_states, np.int64), np.zeros(n_states, np.int64),
+            np.zeros(n_weights, np.float64))
+
+
+@njit(cache=True)
 def odt_chunk(k, comb, n_rules, max_count, sides, defining, full, class_planes, weights,
               use_planes, count_planes, min_leaf, max_depth, best_value, best_comb, stats,
               side_cost, prune):
@@ -281,24 +282,8 @@ def odt_chunk(k, comb, n_rules, max_count, sides, defining, full, class_planes, 
     bound cannot beat the incumbent is skipped (see :func:`sodt_dp`). Returns True when the last
     combination has been examined.
     """
-    n_states = 1
-    for _ in range(k):
-        n_states *= 3
-    pow3 = np.ones(k, np.int64)
-    for i in range(1, k):
-        pow3[i] = pow3[i - 1] * 3
-    n_words = full.shape[0]
-    Kc = np.zeros((k, k), np.int64)
-    visited = np.full(n_states, -1, np.int64)
-    rsmask = np.zeros(n_states, np.int64)
-    depth = np.zeros(n_states, np.int64)
-    ok = np.zeros(n_states, np.bool_)
-    data = np.zeros((n_states, n_words), np.uint64)
-    value = np.zeros(n_states, np.float64)
-    ntrees = np.zeros(n_states, np.int64)
-    choice = np.zeros(n_states, np.int64)
-    queue = np.zeros(n_states, np.int64)
-    scratch = np.zeros(weights.shape[1], np.float64)
+    (pow3, Kc, visited, rsmask, depth, ok, data, value, ntrees, choice, queue,
+     scratch) = _workspace(k, full.shape[0], weights.shape[1])
     done = 0
     stamp = 0
     while done < max_count:
@@ -350,24 +335,8 @@ def extend_incumbent(prev, k, n_rules, sides, defining, full, class_planes, weig
                      count_planes, min_leaf, max_depth, best_value, best_comb):
     """Warm start for the K-combination loop: ``sodt`` on ``prev[:k-1]`` plus every other rule
     (a greedy extension of the best smaller tree); improves ``best_value`` / ``best_comb``."""
-    n_states = 1
-    for _ in range(k):
-        n_states *= 3
-    pow3 = np.ones(k, np.int64)
-    for i in range(1, k):
-        pow3[i] = pow3[i - 1] * 3
-    n_words = full.shape[0]
-    Kc = np.zeros((k, k), np.int64)
-    visited = np.full(n_states, -1, np.int64)
-    rsmask = np.zeros(n_states, np.int64)
-    depth = np.zeros(n_states, np.int64)
-    ok = np.zeros(n_states, np.bool_)
-    data = np.zeros((n_states, n_words), np.uint64)
-    value = np.zeros(n_states, np.float64)
-    ntrees = np.zeros(n_states, np.int64)
-    choice = np.zeros(n_states, np.int64)
-    queue = np.zeros(n_states, np.int64)
-    scratch = np.zeros(weights.shape[1], np.float64)
+    (pow3, Kc, visited, rsmask, depth, ok, data, value, ntrees, choice, queue,
+     scratch) = _workspace(k, full.shape[0], weights.shape[1])
     side_cost = np.zeros((1, 2), np.float64)
     comb = np.zeros(k, np.int64)
     for r in range(n_rules):
