@@ -138,5 +138,7 @@ def test_time_limit_status(binary_data):
     model = OptimalTreeClassifier(max_depth=4, time_limit=0.05).fit(X, y)
     assert model.status_ == "time_limit" and model.lower_bound_ <= model.objective_
     assert model.gap_ > 0
+    depth2 = OptimalTreeClassifier(max_depth=2).fit(X, y).objective_
+    assert model.objective_ <= depth2  # anytime answer at least as good as the depth-2 optimum
     assert (model.predict(X) != y).sum() == model.objective_
     clone(model)

@@ -159,6 +159,12 @@ class DPSolver:
         else:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
         cost = self._cost(tree)
+        if outcome != DONE and budget >= 1:
+            # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
+            # answer than a leaf or a half-explored root.
+            fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
+            if self._cost(fallback) < cost:
+                tree, cost = fallback, self._cost(fallback)
         return DPSolution(tree, cost, min(lb * self.scale, cost), outcome == DONE,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries))
