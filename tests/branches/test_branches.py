@@ -223,6 +223,10 @@ def test_solver_rejects_bad_codes():
         solve(np.array([[0], [2]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, 0.1)
     with pytest.raises(ValueError, match="penalty"):
         solve(np.array([[0], [1]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, -1.0)
+    with pytest.raises(ValueError, match="class index"):
+        solve(np.array([[0], [1]]), np.array([2]), np.array([0, 2]), np.ones(2), 2, 0.1)
+    with pytest.raises(ValueError, match="not all zero"):
+        solve(np.array([[0], [1]]), np.array([2]), np.array([0, 1]), np.zeros(2), 2, 0.1)
 
 
 # penalty 0.05 and a branch cap keep the checks' continuous data (hundreds of thresholds) quick

@@ -177,6 +177,12 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         raise ValueError("card must give a positive category count for every column of Z")
     if n and (np.any(Z < 0) or np.any(Z >= card[None, :])):
         raise ValueError("Z holds a code outside 0..card-1")
+    if y.shape != (n,) or w.shape != (n,):
+        raise ValueError(f"y and w need one entry per row of Z ({n})")
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"y holds a class index outside 0..{n_classes - 1}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise ValueError("w must be finite, non-negative and not all zero")
     if feature_map is None:
         feature_map = FeatureMap(np.arange(q), np.full(q, np.nan), q)
     start_time = time.perf_counter()
