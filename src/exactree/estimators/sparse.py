@@ -88,9 +88,6 @@ class SparseTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
-        # Zero-weight rows change nothing but would add threshold candidates: drop them.
-        keep = sample_weight > 0
-        X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         codes, card, source, thresholds = [], [], [], []
         for j, col in enumerate(columns):
             if col.is_categorical and len(col.categories) >= 2:

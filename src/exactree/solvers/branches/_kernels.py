@@ -40,9 +40,9 @@ branch reached by different split orders one node.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from .._bits import popcount
 
 # nd_i columns
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
@@ -61,18 +61,6 @@ C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP
 N_COUNTERS = 10
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
-
-
-@intrinsic
-def _popcount(typingctx, x):
-    """LLVM ``ctpop`` on a uint64 (Numba has no built-in popcount)."""
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
-        return builder.call(fn, args)
-
-    return sig, codegen
 
 
 @njit(cache=True)
@@ -186,7 +174,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
                 mis = mis_bits[nzw[i]]
                 while word != 0:
                     low = word & (~word + np.uint64(1))
-                    r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
+                    r = nzw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
                     word ^= low
                     nd_f[c, base + y[r]] += w[r]
                     if mis & low:
@@ -197,8 +185,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
             for i in range(nnz):
                 word = S[i] & lit_bits[g, nzw[i]]
                 for k in range(K):
-                    icnt[k] += np.int64(_popcount(word & cls_bits[k, nzw[i]]))
-                icnt[K] += np.int64(_popcount(word & mis_bits[nzw[i]]))
+                    icnt[k] += np.int64(popcount(word & cls_bits[k, nzw[i]]))
+                icnt[K] += np.int64(popcount(word & mis_bits[nzw[i]]))
             for k in range(K):
                 nd_f[c, base + k] = icnt[k] * w0
             eq = icnt[K] * w0
@@ -250,7 +238,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             mis = mis_bits[nzw[i]]
             while word != 0:
                 low = word & (~word + np.uint64(1))
-                r = nzw[i] * 64 + np.int64(_popcount(low - np.uint64(1)))
+                r = nzw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
                 word ^= low
                 yr, wr = y[r], w[r]
                 minority = (mis & low) != 0
@@ -284,9 +272,9 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     icnt[K + 1 + k] = 0
                 for i in range(nnz):
                     lw = lit_bits[g, nzw[i]]
-                    tot += np.int64(_popcount(S[i] & lw))
+                    tot += np.int64(popcount(S[i] & lw))
                     for k in range(K):
-                        icnt[K + 1 + k] += np.int64(_popcount(SK[k, i] & lw))
+                        icnt[K + 1 + k] += np.int64(popcount(SK[k, i] & lw))
                 acc = 0
                 for k in range(K - 1):
                     cnt[g, k] = icnt[K + 1 + k] * w0
