@@ -163,8 +163,7 @@ def lower_bound(meta, bounds, e, budget, n_slots):
 
 
 @njit(cache=True)
-def store_optimal(meta, bounds, split, e, budget, cost, feature, left_budget, size):
-    # The children's budgets stay those of `budget` (the subtree fits them) for smaller slots.
+def store_optimal(meta, bounds, split, e, budget, cost, feature, left_budget, right_budget, size):
     """Record an optimal subtree; it is optimal for every budget from its size up (Prop. 4.6.1)."""
     if e < 0:
         return
@@ -176,7 +175,7 @@ def store_optimal(meta, bounds, split, e, budget, cost, feature, left_budget, si
             bounds[s + b, 1] = cost
             split[s + b, 0] = feature
             split[s + b, 1] = left_budget
-            split[s + b, 2] = budget - 1 - left_budget
+            split[s + b, 2] = right_budget
             split[s + b, 3] = size
 
 

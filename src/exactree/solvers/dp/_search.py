@@ -21,7 +21,8 @@ from ._depth2 import leaf_cost, solve_depth2
 INF = np.inf
 
 # Switches (indices into `flags`).
-USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS = range(6)
+(USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS,
+ USE_DEPTH2_INCUMBENT) = range(7)
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_DEPTH2, ST_CACHE_HITS, ST_PRUNED, ST_LEAVES = range(5)
 # Solved nodes kept per depth for the similarity bound.
@@ -90,7 +91,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     fr_leaf = np.zeros(Lmax)
     fr_best = np.zeros(Lmax)
     fr_bfeat = np.zeros(Lmax, np.int64)
-    fr_bnl = np.zeros(Lmax, np.int64)
+    fr_bnl = np.zeros(Lmax, np.int64)  # children budgets of the incumbent
+    fr_bnr = np.zeros(Lmax, np.int64)
     fr_bsize = np.zeros(Lmax, np.int64)
     fr_refined = np.zeros(Lmax)
     fr_f = np.zeros(Lmax, np.int64)
@@ -130,6 +132,9 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     _push(0, fr_bits, h0, depth, budget, root_ub, res[2], class_bits, labels, weights, unit, idx,
           cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat,
           fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo, fr_phase, stats)
+    _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
+               fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf, flags, ws_X,
+               ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats)
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -175,7 +180,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 if fr_best[L] < fr_ub_in[L]:
                     rc, rlb, rs = fr_best[L], fr_best[L], fr_bsize[L]
                     store_optimal(meta, bounds, split, ent, fr_budget[L], rc, fr_bfeat[L],
-                                  fr_bnl[L], rs)
+                                  fr_bnl[L], fr_bnr[L], rs)
                 else:
                     rlb = min(fr_leaf[L], fr_refined[L]) if flags[USE_REFINED_LB] else 0.0
                     rlb = max(max(rlb, fr_ub_in[L]), fr_lb[L])
@@ -186,7 +191,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 if top < 0:
                     out_cost, out_lb, out_size = rc, rlb, rs
                     out_feat, out_nl = fr_bfeat[L], fr_bnl[L]
-                    out_nr = fr_budget[L] - 1 - fr_bnl[L]
+                    out_nr = fr_bnr[L]
                     break
                 if fr_phase[top] == WAIT_FIRST:
                     fr_c1[top], fr_c1_lb[top], fr_c1_size[top] = rc, rlb, rs
@@ -234,6 +239,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 fr_ub[L] = total
                 fr_bfeat[L] = fr_f[L]
                 fr_bnl[L] = fr_nl[L]
+                fr_bnr[L] = fr_budget[L] - 1 - fr_nl[L]
                 fr_bsize[L] = 1 + fr_c1_size[L] + fr_c2_size[L]
                 fr_refined[L] = min(fr_refined[L], total)
             else:
@@ -269,6 +275,9 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                   unit, idx, cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf,
                   fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo,
                   fr_phase, stats)
+            _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
+                       fr_bnr, fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf,
+                       flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats)
             top = L + 1
     if timed_out:
         # Best complete tree at the root, and a bound every unfinished configuration respects.
@@ -278,7 +287,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                                       arch_bits, arch_lb, arch_ok, max_weight, tmp, left_bits[0],
                                       right_bits[0]))
         lb = max(lb, fr_lb[0])
-        return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_budget[0] - 1 - fr_bnl[0],
+        return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_bnr[0],
                 fr_bsize[0], index, keys, meta, bounds, split)
     return DONE, out_cost, out_lb, out_feat, out_nl, out_nr, out_size, index, keys, meta, bounds, split
 
@@ -310,6 +319,29 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
     fr_nl[L] = 0
     fr_nl_lo[L] = 0
     fr_phase[L] = ADVANCE
+
+
+@njit(cache=True)
+def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
+               fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf, flags, ws_X,
+               ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats):
+    """Start a frame from the optimal depth-2 tree of its data when that beats the leaf: a
+    tighter upper bound from the start prunes more children (exactree's addition)."""
+    if not (flags[USE_DEPTH2_INCUMBENT] and flags[USE_DEPTH2]) or fr_budget[L] < 1:
+        return
+    b = min(fr_budget[L], 3)
+    n_node = set_bits(fr_bits[L], idx)
+    solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, K, min_leaf, b, ws_X,
+                 ws_pos, ws_bits, ws_C, ws_N, d2)
+    stats[ST_DEPTH2] += 1
+    if d2[0, b] < fr_ub[L] and d2[1, b] >= 0:
+        size = 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
+        fr_best[L] = d2[0, b]
+        fr_ub[L] = d2[0, b]
+        fr_bfeat[L] = np.int64(d2[1, b])
+        fr_bnl[L] = np.int64(d2[2, b])
+        fr_bnr[L] = size - 1 - fr_bnl[L]
+        fr_bsize[L] = size
 
 
 @njit(cache=True)

@@ -27,12 +27,14 @@ from ._search import (
     USE_REFINED_LB,
     USE_SIMILARITY,
     USE_UPPER_BOUNDS,
+    USE_DEPTH2_INCUMBENT,
     search,
 )
 
-TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds")
+TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds",
+              "depth2_incumbent")
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
-                                    USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS)))
+                                    USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT)))
 PAIR_MATRIX_BYTES = 64e6
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
 
