@@ -570,7 +570,7 @@ class CompiledTree:
     def _tree_leaf_ids(self) -> np.ndarray:
         """Preorder node id of every leaf in the tree :meth:`to_tree` builds."""
         ids = np.empty(self.n_leaves, np.int64)
-        lo, mid = self._lo, self._mid
+        mid = self._mid
         node = 0
         stack = [(0, self.n_leaves)]
         k = 0

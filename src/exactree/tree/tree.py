@@ -23,9 +23,12 @@ Node kinds
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .compiled import CompiledTree
 
 LEAF, THRESHOLD, CATEGORICAL, LINEAR = 0, 1, 2, 3
 KIND_NAMES = ("leaf", "threshold", "categorical", "linear")
@@ -226,7 +229,7 @@ class Tree:
         proba[empty, self.label[empty]] = 1.0
         return proba
 
-    def compile(self) -> "CompiledTree":  # noqa: F821 - imported lazily
+    def compile(self) -> CompiledTree:
         """Zhang's bitvector-matrix form ``(S, t, B, v)``: see :mod:`exactree.tree.compiled`."""
         from .compiled import compile_tree
 

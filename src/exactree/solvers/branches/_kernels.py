@@ -217,7 +217,6 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
     q = card.shape[0]
     K = cls_bits.shape[0]
-    n_words = lit_bits.shape[1]
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
     ctr[C_EXPANSIONS] += 1
     for f in range(q):

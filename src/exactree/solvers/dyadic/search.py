@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...tree import Tree, TreeBuilder
-from ._kernels import rect_hash, solve_dyadic
+from ._kernels import solve_dyadic
 
 #: Cap on the automatic uniform ``k0`` (2**20 cells per coordinate).
 MAX_AUTO_K = 20
