@@ -32,6 +32,17 @@ def test_matches_brute_force(seed):
     assert sol.optimal and sol.cost == pytest.approx(expected, abs=1e-9)
     assert sol.lower_bound == pytest.approx(sol.cost)
     assert sol.tree.n_splits <= (nodes if nodes is not None else (1 << depth) - 1)
+    if sol.tree.feature >= 0:  # every leaf of a split tree holds at least min_leaf rows
+        assert min(leaf_rows(sol.tree, X)) >= min_leaf
+
+
+def leaf_rows(node, X, rows=None):
+    """Number of rows of ``X`` reaching each leaf of a BinaryNode tree."""
+    rows = np.ones(len(X), bool) if rows is None else rows
+    if node.feature < 0:
+        return [int(rows.sum())]
+    f = X[:, node.feature]
+    return leaf_rows(node.true, X, rows & f) + leaf_rows(node.false, X, rows & ~f)
 
 
 @pytest.mark.parametrize("off", TECHNIQUES)
