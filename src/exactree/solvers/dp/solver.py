@@ -65,6 +65,22 @@ class DPSolution:
     stats: dict = field(default_factory=dict)
 
 
+def distinct_splits(X: np.ndarray) -> np.ndarray:
+    """Indices of the first column of every distinct non-constant split of the rows of ``X``
+    (a column and its complement make the same split)."""
+    if X.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    canonical = X ^ X[:1]  # flip columns so the first row is False in each
+    seen: set[bytes] = set()
+    keep = []
+    for j in range(X.shape[1]):
+        key = np.packbits(canonical[:, j]).tobytes()
+        if canonical[:, j].any() and key not in seen:
+            seen.add(key)
+            keep.append(j)
+    return np.array(keep, np.int64)
+
+
 class DPSolver:
     """Minimum weighted misclassification trees of bounded depth and node count.
 
@@ -83,6 +99,11 @@ class DPSolver:
                  max_depth: int = 3, min_samples_leaf: int = 1, cache_limit: int = 5_000_000,
                  techniques: dict[str, bool] | None = None, seed: int = 0) -> None:
         X = np.asarray(X, dtype=bool)
+        # Columns that split the data the same way (duplicates, complements) or not at all
+        # (constants) add nothing: search one column per distinct split. Many benchmark sets
+        # hold every feature next to its complement, so this halves their width.
+        self.columns = distinct_splits(X)
+        X = X[:, self.columns]
         n, m = X.shape
         self.n_classes = int(n_classes)
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
@@ -94,7 +115,6 @@ class DPSolver:
         self.max_weight = float(self.weights.max()) if n else 1.0
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
-        self.X = X
         self.F = pack_rows(X.T) if m else np.zeros((0, max(1, (n + 63) // 64)), np.uint64)
         self.class_bits = pack_rows(self.labels[None, :] == np.arange(self.n_classes)[:, None])
         self.all_bits = pack_rows(np.ones((1, n), bool))[0]
@@ -167,11 +187,20 @@ class DPSolver:
             fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
             if self._cost(fallback) < cost:
                 tree, cost = fallback, self._cost(fallback)
+        self._to_input_columns(tree)
         return DPSolution(tree, cost, min(lb * self.scale, cost), outcome == DONE,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries))
 
     # ------------------------------------------------------------------ reconstruction
+    def _to_input_columns(self, root: BinaryNode) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.feature >= 0:
+                node.feature = int(self.columns[node.feature])
+                stack += [node.true, node.false]
+
     def _counts(self, bits) -> np.ndarray:
         idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
         return np.bincount(self.labels[idx], weights=self.weights[idx] * self.scale,
