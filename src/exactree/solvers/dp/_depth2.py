@@ -85,6 +85,18 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
             bits = ws_bits[word]
             for f in range(m):
                 bits[f] |= np.uint64(row[f]) << shift
+    # With unit weights, search one column per distinct split of this node's instances: at deep
+    # nodes many features coincide (or complement each other), and the work grows like m**2.
+    columns = np.arange(m)
+    if rows and unit:
+        m = _distinct_columns(ws_bits, woff, n_per_class, m, woff[labels[idx[0]]], diag[K],
+                              n_node, min_leaf, columns)
+        compact = np.empty((woff[K], m), np.uint64)
+        for w in range(woff[K]):
+            for j in range(m):
+                compact[w, j] = ws_bits[w, columns[j]]
+        ws_bits = compact
+        diag = diag[:, columns[:m]].copy()
     full = rows and not unit and m <= ws_C.shape[1]
     if full:
         _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, ws_C, ws_N)
@@ -111,7 +123,67 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
                 out[3, b] = _argmin(cost_l, m)
             if out[4, b] == -2:
                 out[4, b] = _argmin(cost_r, m)
+    for b in range(1, 4):  # back to the caller's feature indices
+        for r in (1, 3, 4):
+            if out[r, b] >= 0:
+                out[r, b] = columns[np.int64(out[r, b])]
     _monotone(out)
+
+
+@njit(cache=True)
+def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, min_leaf, columns):
+    """Write into ``columns`` the first feature of every distinct split of the node that leaves
+    ``min_leaf`` instances on each side (a column and its complement split alike); return how
+    many. Columns are compared after flipping those whose first instance bit is set."""
+    K = n_per_class.shape[0]
+    W = woff[K]
+    mask = np.empty(W, np.uint64)  # valid bits of each word (a class's last word is partial)
+    for k in range(K):
+        for w in range(woff[k], woff[k + 1]):
+            mask[w] = ~np.uint64(0)
+        rest = n_per_class[k] & 63
+        if rest:
+            mask[woff[k + 1] - 1] = (np.uint64(1) << np.uint64(rest)) - np.uint64(1)
+    flip = np.empty(m, np.uint64)
+    h = np.empty(m, np.uint64)
+    for a in range(m):
+        flip[a] = np.uint64(0) - (bits[first_word, a] & np.uint64(1))  # all ones when set
+        x = np.uint64(0x9E3779B97F4A7C15)
+        for w in range(W):
+            x = (x ^ ((bits[w, a] ^ flip[a]) & mask[w])) * np.uint64(0xFF51AFD7ED558CCD)
+            x ^= x >> np.uint64(33)
+        h[a] = x
+    order = np.argsort(h, kind="mergesort")  # stable: ascending feature within equal hashes
+    keep = np.zeros(m, np.bool_)
+    i = 0
+    while i < m:
+        j = i
+        while j < m and h[order[j]] == h[order[i]]:
+            j += 1
+        for p in range(i, j):
+            a = order[p]
+            if counts[a] < min_leaf or n_node - counts[a] < min_leaf:
+                continue
+            new = True
+            for q in range(i, p):
+                c = order[q]
+                if keep[c]:
+                    same = True
+                    for w in range(W):
+                        if ((bits[w, a] ^ flip[a]) ^ (bits[w, c] ^ flip[c])) & mask[w]:
+                            same = False
+                            break
+                    if same:
+                        new = False
+                        break
+            keep[a] = new
+        i = j
+    n = 0
+    for a in range(m):
+        if keep[a]:
+            columns[n] = a
+            n += 1
+    return n
 
 
 @njit(cache=True)
