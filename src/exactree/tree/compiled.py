@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder
+from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder, feature_matrix
 
 __all__ = ["COMPILED_MIN_ROWS", "CompiledTree",
            "check_bitvector_matrix", "compile_tree", "predict_leaves"]
@@ -412,11 +412,7 @@ class CompiledTree:
 
     # ---------------------------------------------------------------------- prediction
     def _check_X(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinity")
+        X = feature_matrix(X, self.n_features)
         for f, n_codes in self.category_codes:
             code = X[:, f]
             bad = (code != np.floor(code)) | (code < 0) | (code >= n_codes)

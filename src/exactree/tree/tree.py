@@ -34,6 +34,16 @@ LEAF, THRESHOLD, CATEGORICAL, LINEAR = 0, 1, 2, 3
 KIND_NAMES = ("leaf", "threshold", "categorical", "linear")
 
 
+def feature_matrix(X: Any, n_features: int) -> np.ndarray:
+    """``X`` as a finite float64 matrix with ``n_features`` columns, or a ValueError."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise ValueError(f"X must be 2-D with {n_features} columns, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinity")
+    return X
+
+
 class Tree:
     """A fitted decision tree held in flat arrays (see the module docstring for the node kinds).
 
@@ -167,12 +177,7 @@ class Tree:
 
     # ------------------------------------------------------------------ prediction
     def _check_X(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinity")
-        return X
+        return feature_matrix(X, self.n_features)
 
     def rule_values(self, node: int, X: np.ndarray) -> np.ndarray:
         """Value of the polynomial rule of LINEAR ``node`` on rows ``X``."""
