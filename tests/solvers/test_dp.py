@@ -96,6 +96,15 @@ def test_min_leaf_similarity_regression():
         optimal_cost(X, y, 2, 3, None, None, 2)
 
 
+def test_oversized_problem_is_a_clear_error(monkeypatch):
+    import exactree.solvers.dp.solver as dp
+
+    monkeypatch.setattr(dp, "MAX_DATA_BYTES", 1000)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="max_thresholds"):
+        dp.DPSolver(rng.random((200, 20)) < 0.5, rng.integers(0, 2, 200), 2)
+
+
 def test_node_budget_path_reuses_one_cache():
     rng, X, y, K = random_problem(7)
     solver = DPSolver(X, y, K, max_depth=3)

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..solvers.dp.convert import to_tree
-from ..solvers.dp.solver import DPSolution, DPSolver
+from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ..tree import Tree
 from .base import TreeClassifierBase
@@ -111,6 +111,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  columns: list[Column]) -> DPSolver:
         self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(X, y, columns, w)
         self.n_binary_features_ = self.binarizer_.n_features_out
+        check_problem_size(len(X), self.n_binary_features_, len(self.classes_))
         return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
                         max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                         cache_limit=self.cache_limit, techniques=self.techniques)

@@ -36,6 +36,8 @@ TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "u
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
                                     USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT)))
 PAIR_MATRIX_BYTES = 64e6
+# Refuse problems whose packed data alone would need more memory than this.
+MAX_DATA_BYTES = 4 * 2**30
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
 
 
@@ -63,6 +65,17 @@ class DPSolution:
     lower_bound: float
     optimal: bool
     stats: dict = field(default_factory=dict)
+
+
+def check_problem_size(n: int, m: int, n_classes: int) -> None:
+    """Raise a clear error when the packed data of ``n`` rows and ``m`` binary features would
+    not fit in :data:`MAX_DATA_BYTES` (dense rows plus two bitset copies)."""
+    need = n * m + 2 * 8 * m * ((n + 63) // 64 + n_classes)
+    if need > MAX_DATA_BYTES:
+        raise ValueError(
+            f"{n} rows x {m} binary features need about {need / 2**30:.1f} GiB for the search "
+            f"(limit {MAX_DATA_BYTES / 2**30:.0f} GiB); cap the thresholds per numeric column "
+            "(max_thresholds) or use fewer rows")
 
 
 def distinct_splits(X: np.ndarray) -> np.ndarray:
@@ -105,6 +118,7 @@ class DPSolver:
         self.columns = distinct_splits(X)
         X = X[:, self.columns]
         n, m = X.shape
+        check_problem_size(n, m, n_classes)
         self.n_classes = int(n_classes)
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
