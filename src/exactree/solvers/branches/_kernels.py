@@ -414,20 +414,28 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     nd_i[l, NA] = na
     nd_i[l, FLG] |= EXPANDED
     nd_f[l, REST] = rest
-    if best < 0 or leaf_l <= min(minq, rest) + tol:
-        nd_f[l, LB] = leaf_l
-        nd_f[l, UB] = leaf_l
+    if not _settle(l, best, minq, rest, leaf_l, tol, nd_i, nd_f, ac_i):
+        nd_f[l, LB] = min(minq, rest)
+        nd_f[l, UB] = ub_best
+        nd_i[l, UBA] = uba
+
+
+@njit(cache=True)
+def _settle(l, best, minq, rest, leaf, tol, nd_i, nd_f, ac_i):
+    """Mark branch ``l`` complete when its leaf, or its best split whose children are all
+    complete, is proven optimal; return whether it was."""
+    if best < 0 or leaf <= min(minq, rest) + tol:
+        nd_f[l, LB] = leaf
+        nd_f[l, UB] = leaf
         nd_i[l, UBA] = -1
-        nd_i[l, FLG] |= COMPLETE
     elif ac_i[best, NINC] == 0 and minq <= rest:
         nd_f[l, LB] = minq
         nd_f[l, UB] = minq
         nd_i[l, UBA] = best
-        nd_i[l, FLG] |= COMPLETE
     else:
-        nd_f[l, LB] = min(minq, rest)
-        nd_f[l, UB] = ub_best
-        nd_i[l, UBA] = uba
+        return False
+    nd_i[l, FLG] |= COMPLETE
+    return True
 
 
 @njit(cache=True)
@@ -467,17 +475,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
             best = b
     leaf_p = nd_f[p, LEAF]
     rest = nd_f[p, REST]
-    if best < 0 or leaf_p <= min(minq, rest) + tol:
-        nd_f[p, LB] = leaf_p
-        nd_f[p, UB] = leaf_p
-        nd_i[p, UBA] = -1
-        nd_i[p, FLG] |= COMPLETE
-    elif ac_i[best, NINC] == 0 and minq <= rest:
-        nd_f[p, LB] = minq
-        nd_f[p, UB] = minq
-        nd_i[p, UBA] = best
-        nd_i[p, FLG] |= COMPLETE
-    elif min(minq, rest) > nd_f[p, LB]:
+    if not _settle(p, best, minq, rest, leaf_p, tol, nd_i, nd_f, ac_i) and \
+            min(minq, rest) > nd_f[p, LB]:
         nd_f[p, LB] = min(minq, rest)
 
 
