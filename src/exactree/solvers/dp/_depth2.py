@@ -36,16 +36,19 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 @njit(cache=True)
 def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classes, min_leaf,
-                 max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_N, out):
+                 max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, out):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
     left child feature, right child feature (-1 where absent). Budgets above ``max_budget``
     repeat the best allowed tree. ``ws_X`` is the data as a dense 0/1 uint8 matrix; the other
     ``ws_*`` are preallocated workspaces (``ws_C``/``ws_N``: pair matrices for general weights).
+    ``ws_root[f]`` receives the cost of the best tree within ``max_budget`` with root ``f``: INF
+    for features whose split is infeasible here or repeats (or complements) an earlier one.
     """
     K = n_classes
     m = ws_X.shape[1]
+    ws_root[:m] = INF
     tot = np.zeros(K)
     n_per_class = np.zeros(K, np.int64)
     for t in range(n_node):
@@ -111,7 +114,8 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         if rows:
             _pair_row(a, full, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
                       ws_C, ws_N, crow, nrow, acc)
-        _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cost_l, cost_r)
+        ws_root[columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
+                                    max_budget, out, cost_l, cost_r)
     # The winners' child features: recompute their rows and take the first minimiser.
     for b in (2, 3):
         a = np.int64(out[1, b])
@@ -258,8 +262,8 @@ def _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, C,
 
 @njit(cache=True)
 def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cost_l, cost_r):
-    """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3.
-    A child feature still to be looked up is marked -2."""
+    """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3 and
+    return the cheapest. A child feature still to be looked up is marked -2."""
     tot_l, best_l, best_r = 0.0, 0.0, 0.0
     for k in range(K):
         tot_l += diag[k, a]
@@ -281,6 +285,8 @@ def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cos
         _offer(out, 2, left0 + right1, a, 0, -1, -2)
     if max_budget >= 3 and left1 < INF and right1 < INF:
         _offer(out, 3, left1 + right1, a, 1, -2, -2)
+        return min(left1 + right1, left1 + right0, left0 + right1, left0 + right0)
+    return min(left1 + right0, left0 + right1, left0 + right0)
 
 
 @njit(cache=True)

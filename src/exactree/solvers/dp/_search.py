@@ -60,7 +60,7 @@ def _now():
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
-           ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok):
+           ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
 
@@ -96,6 +96,9 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     fr_bsize = np.zeros(Lmax, np.int64)
     fr_refined = np.zeros(Lmax)
     fr_f = np.zeros(Lmax, np.int64)
+    fr_pos = np.zeros(Lmax, np.int64)  # position of fr_f in the frame's feature order
+    fr_order = np.empty((Lmax, m), np.int64)
+    fr_n_order = np.zeros(Lmax, np.int64)
     fr_nl = np.zeros(Lmax, np.int64)
     fr_nl_lo = np.zeros(Lmax, np.int64)
     fr_phase = np.zeros(Lmax, np.int64)
@@ -118,7 +121,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                    meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits,
-                   ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                   ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
     index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
         e = find(index, keys, meta, h0, path, P, tmp)
@@ -131,10 +134,10 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     top = 0
     _push(0, fr_bits, h0, depth, budget, root_ub, res[2], class_bits, labels, weights, unit, idx,
           cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat,
-          fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo, fr_phase, stats)
+          fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
-               fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf, flags, ws_X,
-               ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats)
+               fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, idx, d2, stats)
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -146,14 +149,16 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             break
         d = fr_depth[L]
         if fr_phase[L] == ADVANCE:
+            n_order = fr_n_order[L]
             if fr_best[L] <= fr_lb[L]:
-                fr_f[L] = m  # the incumbent meets the lower bound: nothing can beat it
+                fr_pos[L] = n_order  # the incumbent meets the lower bound: nothing can beat it
             # next configuration: smaller left budget, else the next usable feature
-            if fr_f[L] < m and fr_nl[L] > fr_nl_lo[L]:
+            if fr_pos[L] < n_order and fr_nl[L] > fr_nl_lo[L]:
                 fr_nl[L] -= 1
             else:
-                f = fr_f[L] + 1
-                while f < m:
+                pos = fr_pos[L] + 1
+                while pos < n_order:
+                    f = fr_order[L, pos]
                     cnt_l = 0
                     cnt_r = 0
                     for w in range(W):
@@ -165,13 +170,14 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                         cnt_r += popcount(b)
                     if cnt_l >= min_leaf and cnt_r >= min_leaf:
                         break
-                    f += 1
-                fr_f[L] = f
+                    pos += 1
+                fr_pos[L] = pos
+                fr_f[L] = fr_order[L, pos] if pos < n_order else -1
                 cmax = (1 << (d - 1)) - 1
                 nb = fr_budget[L] - 1
                 fr_nl[L] = min(nb, cmax)
                 fr_nl_lo[L] = max(0, nb - cmax)
-            if fr_f[L] >= m:
+            if fr_pos[L] >= n_order:
                 # ---- finish this frame
                 e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split, state,
                            flags, tmp)
@@ -260,7 +266,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                        meta, bounds, split, state, stats, ws_X, ws_pos,
-                       ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                       ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
@@ -273,18 +279,20 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             fr_bits[L + 1, :] = cb
             _push(L + 1, fr_bits, hc, d - 1, cbud, ub_child, res[2], class_bits, labels, weights,
                   unit, idx, cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf,
-                  fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo,
+                  fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo,
                   fr_phase, stats)
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
-                       fr_bnr, fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf,
-                       flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats)
+                       fr_bnr, fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit,
+                       row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N,
+                       ws_root, idx, d2, stats)
             top = L + 1
     if timed_out:
         # Best complete tree at the root, and a bound every unfinished configuration respects.
         lb = min(fr_refined[0], fr_best[0])
         lb = min(lb, _remaining_bound(fr_bits[0], fr_hash[0], path, P, depth, fr_budget[0],
-                                      fr_f[0], F, zob, min_leaf, index, keys, meta, bounds, flags,
-                                      arch_bits, arch_lb, arch_ok, max_weight, tmp, left_bits[0],
+                                      fr_order[0, max(fr_pos[0], 0):fr_n_order[0]], F, zob,
+                                      min_leaf, index, keys, meta, bounds, flags, arch_bits,
+                                      arch_lb, arch_ok, max_weight, tmp, left_bits[0],
                                       right_bits[0]))
         lb = max(lb, fr_lb[0])
         return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_bnr[0],
@@ -295,7 +303,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
 @njit(cache=True)
 def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, idx, cw, fr_hash,
           fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat, fr_bnl,
-          fr_bsize, fr_refined, fr_f, fr_nl, fr_nl_lo, fr_phase, stats):
+          fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats):
     stats[ST_FRAMES] += 1
     _class_weights(fr_bits[L], class_bits, labels, weights, unit, idx, cw)
     leaf = leaf_cost(cw)
@@ -316,6 +324,7 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
     fr_bsize[L] = 0
     fr_refined[L] = INF
     fr_f[L] = -1
+    fr_pos[L] = -1
     fr_nl[L] = 0
     fr_nl_lo[L] = 0
     fr_phase[L] = ADVANCE
@@ -323,17 +332,28 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
-               fr_bsize, labels, weights, unit, row_ptr, row_feat, K, min_leaf, flags, ws_X,
-               ws_pos, ws_bits, ws_C, ws_N, idx, d2, stats):
-    """Start a frame from the optimal depth-2 tree of its data when that beats the leaf: a
-    tighter upper bound from the start prunes more children (exactree's addition)."""
+               fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, idx, d2, stats):
+    """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
+    order its root features: one per distinct split of the frame's data, the most promising
+    (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
+    children (exactree's addition). Without it, every feature in index order."""
+    m = fr_order.shape[1]
     if not (flags[USE_DEPTH2_INCUMBENT] and flags[USE_DEPTH2]) or fr_budget[L] < 1:
+        fr_order[L, :] = np.arange(m)
+        fr_n_order[L] = m
         return
     b = min(fr_budget[L], 3)
     n_node = set_bits(fr_bits[L], idx)
     solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, K, min_leaf, b, ws_X,
-                 ws_pos, ws_bits, ws_C, ws_N, d2)
+                 ws_pos, ws_bits, ws_C, ws_N, ws_root, d2)
     stats[ST_DEPTH2] += 1
+    order = np.argsort(ws_root[:m], kind="mergesort")  # stable: ties by feature index
+    n_order = 0
+    while n_order < m and ws_root[order[n_order]] < INF:
+        n_order += 1
+    fr_order[L, :n_order] = order[:n_order]
+    fr_n_order[L] = n_order
     if d2[0, b] < fr_ub[L] and d2[1, b] >= 0:
         size = 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
         fr_best[L] = d2[0, b]
@@ -401,7 +421,7 @@ def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arc
 @njit(cache=True)
 def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
              row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
-             ws_X, ws_pos, ws_bits, ws_C, ws_N, arch_bits, arch_lb, arch_ok,
+             ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok,
              idx, tmp, cw, d2):
     """Settle a node without a frame when possible.
 
@@ -438,7 +458,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
         stats[ST_DEPTH2] += 1
         n_node = set_bits(bits, idx)
         solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, class_bits.shape[0],
-                     min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits, ws_C, ws_N,
+                     min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root,
                      d2)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
@@ -463,13 +483,14 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
 
 
 @njit(cache=True)
-def _remaining_bound(bits, h, path, P, d, budget, f0, F, zob, min_leaf, index, keys, meta, bounds,
-                     flags, arch_bits, arch_lb, arch_ok, max_weight, tmp, lb_buf, rb_buf):
-    """Smallest child-bound sum over the root configurations from feature ``f0`` on."""
-    m, W = F.shape
+def _remaining_bound(bits, h, path, P, d, budget, features, F, zob, min_leaf, index, keys, meta,
+                     bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp, lb_buf, rb_buf):
+    """Smallest child-bound sum over the root configurations on ``features`` (those not yet
+    done, the current one included)."""
+    W = F.shape[1]
     best = INF
     cmax = (1 << (d - 1)) - 1
-    for f in range(max(f0, 0), m):
+    for f in features:
         for w in range(W):
             lb_buf[w] = bits[w] & F[f, w]
             rb_buf[w] = bits[w] & ~F[f, w]

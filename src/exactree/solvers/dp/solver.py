@@ -151,7 +151,7 @@ class DPSolver:
         cap = 0 if self.unit else int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
         self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
                     np.zeros((n_words_class, m), np.uint64), np.zeros((self.n_classes, cap, cap)),
-                    np.zeros((cap, cap)))
+                    np.zeros((cap, cap)), np.zeros(m))
         slots = ARCHIVE * (D + 1)
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
