@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import optimal_cost
 
-from exactree.solvers.dp.solver import TECHNIQUES, DPSolver
+from exactree.solvers.dp._depth2 import _matrix_counts
+from exactree.solvers.dp.solver import DEFAULT_OFF, TECHNIQUES, DPSolver
 
 
 def random_problem(seed: int):
@@ -45,15 +46,45 @@ def leaf_rows(node, X, rows=None):
     return leaf_rows(node.true, X, rows & f) + leaf_rows(node.false, X, rows & ~f)
 
 
-@pytest.mark.parametrize("off", TECHNIQUES)
+@pytest.mark.parametrize("flipped", TECHNIQUES)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1))
-def test_each_technique_off_gives_the_same_optimum(off, seed):
+def test_each_technique_switched_gives_the_same_optimum(flipped, seed):
+    """Every technique switched away from its default alone (off, or on for DEFAULT_OFF)."""
     rng, X, y, K = random_problem(seed)
     depth = int(rng.integers(2, 4))
     nodes = None if rng.random() < 0.5 else int(rng.integers(1, 1 << depth))
-    sol = DPSolver(X, y, K, max_depth=depth, techniques={off: False}).solve(nodes)
-    assert sol.cost == optimal_cost(X, y, K, depth, nodes)
+    w = None if rng.random() < 0.7 else rng.integers(1, 4, len(y)) * 0.5
+    techniques = {flipped: flipped in DEFAULT_OFF}
+    sol = DPSolver(X, y, K, sample_weight=w, max_depth=depth, techniques=techniques).solve(nodes)
+    assert sol.cost == pytest.approx(optimal_cost(X, y, K, depth, nodes, w), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_incremental_pair_counts_equal_a_fresh_count(seed):
+    """A chain of node changes, each applied as a difference where it is small enough, leaves
+    the same pair matrices as counting the last node from scratch."""
+    rng = np.random.default_rng(seed)
+    n, m, K = int(rng.integers(1, 40)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
+    X = rng.random((n, m)) < 0.5
+    y = rng.integers(0, K, n)
+    rows, cols = np.nonzero(X)
+    row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+    row_feat = cols.astype(np.int64)
+    weights = np.ones(n)
+    C = np.full((K + 1, m, m), np.nan)
+    prev = np.full(n + 1, -1, np.int64)
+    members = rng.random(n) < 0.5
+    for _ in range(6):
+        members ^= rng.random(n) < rng.uniform(0, 0.3)  # a few instances change sides
+        idx = np.flatnonzero(members).astype(np.int64)
+        _matrix_counts(idx, len(idx), y, weights, row_ptr, row_feat, K, C, prev, True)
+        Xi = X[idx].astype(float)
+        for k in range(K):
+            np.testing.assert_array_equal(C[k], Xi[y[idx] == k].T @ Xi[y[idx] == k])
+        np.testing.assert_array_equal(C[K], Xi.T @ Xi)
+        assert prev[0] == len(idx) and list(prev[1 : len(idx) + 1]) == list(idx)
 
 
 @settings(max_examples=30, deadline=None)

@@ -61,9 +61,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
     cache_limit : int, default=5_000_000
         Most cached branches (memory bound; beyond it the search only slows down).
     techniques : dict or None
-        Switch search techniques off for ablation, e.g. ``{"similarity": False}``; names in
-        :data:`exactree.solvers.dp.solver.TECHNIQUES`. The optimum never changes, only speed
-        (on ties another optimal tree may be returned).
+        Switch search techniques on or off for ablation, e.g. ``{"similarity": False}``; names
+        in :data:`exactree.solvers.dp.solver.TECHNIQUES`, all on by default except
+        ``"incremental"`` (incremental pair counting, slower than popcounting afresh on every
+        benchmark measured). The optimum never changes, only speed (on ties another optimal
+        tree may be returned).
 
     Attributes
     ----------

@@ -35,14 +35,16 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classes, min_leaf,
-                 max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, out):
+def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_feat, n_classes,
+                 min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, out):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
     left child feature, right child feature (-1 where absent). Budgets above ``max_budget``
     repeat the best allowed tree. ``ws_X`` is the data as a dense 0/1 uint8 matrix; the other
-    ``ws_*`` are preallocated workspaces (``ws_C``/``ws_N``: pair matrices for general weights).
+    ``ws_*`` are preallocated workspaces. ``ws_C`` holds the full pair matrices (per class, then
+    instance counts) of the instances listed in ``ws_prev`` (see :func:`_matrix_counts`); it is
+    used for general weights and, with ``incremental``, for unit weights too.
     ``ws_root[f]`` receives the cost of the best tree within ``max_budget`` with root ``f``: INF
     for features whose split is infeasible here or repeats (or complements) an earlier one.
     """
@@ -66,15 +68,26 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         _monotone(out)
         return
     rows = max_budget >= 2
+    matrix = rows and m <= ws_C.shape[1] and (incremental or not unit)
     woff = np.zeros(K + 1, np.int64)
     for k in range(K):
         woff[k + 1] = woff[k] + (n_per_class[k] + 63) // 64
-    if rows:
+    bitsets = rows and not matrix
+    if bitsets:
         ws_bits[: woff[K], :m] = 0
     # Per-class weight and instance count of every feature (the diagonal), and the bitsets:
     # class k owns words [woff[k], woff[k+1]).
     diag = np.zeros((K + 1, m))
-    for t in range(n_node):
+    columns = np.arange(m)
+    if matrix:
+        _matrix_counts(idx, n_node, labels, weights, row_ptr, row_feat, K, ws_C, ws_prev,
+                       incremental and unit)
+        for k in range(K + 1):
+            for f in range(m):
+                diag[k, f] = ws_C[k, f, f]
+        m = _distinct_from_counts(ws_C[K], diag[K], m, n_node, min_leaf, columns)
+        diag = diag[:, columns[:m]].copy()
+    for t in range(n_node if not matrix else 0):
         i = idx[t]
         k = labels[i]
         wi = weights[i]
@@ -82,7 +95,7 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         for f in range(m):
             diag[k, f] += row[f] * wi
             diag[K, f] += row[f]
-        if rows:
+        if bitsets:
             word = woff[k] + (ws_pos[t] >> 6)
             shift = np.uint64(ws_pos[t] & 63)
             bits = ws_bits[word]
@@ -90,8 +103,7 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
                 bits[f] |= np.uint64(row[f]) << shift
     # With unit weights, search one column per distinct split of this node's instances: at deep
     # nodes many features coincide (or complement each other), and the work grows like m**2.
-    columns = np.arange(m)
-    if rows and unit:
+    if bitsets and unit:
         m = _distinct_columns(ws_bits, woff, n_per_class, m, woff[labels[idx[0]]], diag[K],
                               n_node, min_leaf, columns)
         compact = np.empty((woff[K], m), np.uint64)
@@ -100,9 +112,6 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
                 compact[w, j] = ws_bits[w, columns[j]]
         ws_bits = compact
         diag = diag[:, columns[:m]].copy()
-    full = rows and not unit and m <= ws_C.shape[1]
-    if full:
-        _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, ws_C, ws_N)
     crow = np.zeros((K, m))
     nrow = np.zeros(m)
     acc = np.zeros(m, np.uint64)
@@ -112,16 +121,16 @@ def solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, n_classe
         if diag[K, a] < min_leaf or n_node - diag[K, a] < min_leaf:
             continue
         if rows:
-            _pair_row(a, full, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
-                      ws_C, ws_N, crow, nrow, acc)
+            _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
+                      ws_C, columns, crow, nrow, acc)
         ws_root[columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
                                     max_budget, out, cost_l, cost_r)
     # The winners' child features: recompute their rows and take the first minimiser.
     for b in (2, 3):
         a = np.int64(out[1, b])
         if a >= 0 and (out[3, b] == -2 or out[4, b] == -2):
-            _pair_row(a, full, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
-                      ws_C, ws_N, crow, nrow, acc)
+            _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
+                      ws_C, columns, crow, nrow, acc)
             _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r)
             if out[3, b] == -2:
                 out[3, b] = _argmin(cost_l, m)
@@ -201,15 +210,18 @@ def _monotone(out):
 
 
 @njit(cache=True)
-def _pair_row(a, full, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits, ws_C,
-              ws_N, crow, nrow, acc):
+def _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits, ws_C,
+              columns, crow, nrow, acc):
     """Pair weights (per class) and instance counts of root feature ``a`` with every feature:
-    from the full matrix, by popcounts (unit weights), or by adding up the rows holding ``a``
-    (general weights with too many features for the matrix)."""
-    if full:
-        for k in range(K):
-            crow[k, :] = ws_C[k, a, :m]
-        nrow[:] = ws_N[a, :m]
+    from the full matrix (``columns`` maps to its indices), by popcounts (unit weights), or by
+    adding up the rows holding ``a`` (general weights with too many features for the matrix)."""
+    if matrix:
+        ca = columns[a]
+        for b in range(m):
+            cb = columns[b]
+            for k in range(K):
+                crow[k, b] = ws_C[k, ca, cb]
+            nrow[b] = ws_C[K, ca, cb]
         return
     if not unit:
         crow[:, :] = 0.0
@@ -238,26 +250,88 @@ def _pair_row(a, full, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_
 
 
 @njit(cache=True)
-def _pair_counts_weighted(idx, n_node, labels, weights, row_ptr, row_feat, K, C, N):
-    m = C.shape[1]
-    C[:, :, :] = 0.0
-    N[:, :] = 0.0
-    for t in range(n_node):
-        i = idx[t]
-        k = labels[i]
-        w = weights[i]
-        lo, hi = row_ptr[i], row_ptr[i + 1]
-        for p in range(lo, hi):
-            a = row_feat[p]
-            for q in range(p, hi):
-                b = row_feat[q]
-                C[k, a, b] += w
-                N[a, b] += 1.0
-    for a in range(m):  # row_feat is sorted, so only the upper triangle was filled
-        for b in range(a + 1, m):
-            N[b, a] = N[a, b]
-            for k in range(K):
-                C[k, b, a] = C[k, a, b]
+def _matrix_counts(idx, n_node, labels, weights, row_ptr, row_feat, K, C, prev, incremental):
+    """Bring the pair matrices ``C`` (class weights ``C[k, a, b]`` of the instances holding
+    features a and b, instance counts in ``C[K]``) to the instances ``idx[:n_node]``.
+
+    ``prev[0]`` is how many instances ``C`` describes now (-1: none) and ``prev[1:]`` their
+    sorted ids. With ``incremental``, when the two sets differ in fewer instances than the new
+    one holds, only the difference is subtracted and added (MurTree section 4.4.3); otherwise
+    the matrices are counted afresh. (Only exact for integer weights: float sums would drift.)
+    """
+    if incremental and prev[0] >= 0 and _difference(prev, idx, n_node, labels, weights, row_ptr,
+                                                    row_feat, K, C, n_node, False) < n_node:
+        _difference(prev, idx, n_node, labels, weights, row_ptr, row_feat, K, C, n_node, True)
+    else:
+        C[:, :, :] = 0.0
+        for t in range(n_node):
+            _add_instance(idx[t], 1.0, labels, weights, row_ptr, row_feat, K, C)
+    prev[0] = n_node
+    prev[1 : n_node + 1] = idx[:n_node]
+
+
+@njit(cache=True)
+def _difference(prev, idx, n_node, labels, weights, row_ptr, row_feat, K, C, limit, apply):
+    """Size of the symmetric difference of the sorted id lists ``prev[1:]`` and ``idx`` (counted
+    up to ``limit``); with ``apply``, subtract the instances only in ``prev`` from ``C`` and add
+    those only in ``idx``."""
+    n_prev = prev[0]
+    p, t, diff = 0, 0, 0
+    while (p < n_prev or t < n_node) and (apply or diff < limit):
+        i = prev[1 + p] if p < n_prev else -1
+        j = idx[t] if t < n_node else -1
+        if j < 0 or (0 <= i < j):
+            diff += 1
+            if apply:
+                _add_instance(i, -1.0, labels, weights, row_ptr, row_feat, K, C)
+            p += 1
+        elif i < 0 or j < i:
+            diff += 1
+            if apply:
+                _add_instance(j, 1.0, labels, weights, row_ptr, row_feat, K, C)
+            t += 1
+        else:
+            p += 1
+            t += 1
+    return diff
+
+
+@njit(cache=True)
+def _add_instance(i, sign, labels, weights, row_ptr, row_feat, K, C):
+    k = labels[i]
+    w = sign * weights[i]
+    lo, hi = row_ptr[i], row_ptr[i + 1]
+    for p in range(lo, hi):
+        a = row_feat[p]
+        ck = C[k, a]
+        cn = C[K, a]
+        for q in range(lo, hi):
+            b = row_feat[q]
+            ck[b] += w
+            cn[b] += sign
+
+
+@njit(cache=True)
+def _distinct_from_counts(N, counts, m, n_node, min_leaf, columns):
+    """Like :func:`_distinct_columns`, read off the instance-count matrix ``N``: features a and
+    b split alike when ``N[a, b]`` equals both counts (same instances) or is zero with the
+    counts adding up to the node (complements)."""
+    n = 0
+    for a in range(m):
+        ca = counts[a]
+        if ca < min_leaf or n_node - ca < min_leaf:
+            continue
+        new = True
+        for j in range(n):
+            c = columns[j]
+            nab = N[a, c]
+            if (nab == ca and nab == counts[c]) or (nab == 0 and ca + counts[c] == n_node):
+                new = False
+                break
+        if new:
+            columns[n] = a
+            n += 1
+    return n
 
 
 @njit(cache=True)

@@ -22,7 +22,7 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS,
- USE_DEPTH2_INCUMBENT) = range(7)
+ USE_DEPTH2_INCUMBENT, USE_INCREMENTAL) = range(8)
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_DEPTH2, ST_CACHE_HITS, ST_PRUNED, ST_LEAVES = range(5)
 # Solved nodes kept per depth for the similarity bound.
@@ -60,7 +60,7 @@ def _now():
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
-           ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok):
+           ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
 
@@ -121,7 +121,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                    meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits,
-                   ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                   ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
     index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
         e = find(index, keys, meta, h0, path, P, tmp)
@@ -137,7 +137,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
           fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, idx, d2, stats)
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, idx, d2, stats)
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -266,7 +266,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                        meta, bounds, split, state, stats, ws_X, ws_pos,
-                       ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                       ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
@@ -283,7 +283,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                   fr_phase, stats)
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
                        fr_bnr, fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit,
-                       row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N,
+                       row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
                        ws_root, idx, d2, stats)
             top = L + 1
     if timed_out:
@@ -333,7 +333,7 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, idx, d2, stats):
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, idx, d2, stats):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
     order its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
@@ -345,8 +345,8 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
         return
     b = min(fr_budget[L], 3)
     n_node = set_bits(fr_bits[L], idx)
-    solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, K, min_leaf, b, ws_X,
-                 ws_pos, ws_bits, ws_C, ws_N, ws_root, d2)
+    solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr, row_feat,
+                 K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, d2)
     stats[ST_DEPTH2] += 1
     order = np.argsort(ws_root[:m], kind="mergesort")  # stable: ties by feature index
     n_order = 0
@@ -421,7 +421,7 @@ def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arc
 @njit(cache=True)
 def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
              row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
-             ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root, arch_bits, arch_lb, arch_ok,
+             ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok,
              idx, tmp, cw, d2):
     """Settle a node without a frame when possible.
 
@@ -457,9 +457,9 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
     if d <= 2 and flags[USE_DEPTH2]:
         stats[ST_DEPTH2] += 1
         n_node = set_bits(bits, idx)
-        solve_depth2(idx, n_node, labels, weights, unit, row_ptr, row_feat, class_bits.shape[0],
-                     min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits, ws_C, ws_N, ws_root,
-                     d2)
+        solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr,
+                     row_feat, class_bits.shape[0], min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits,
+                     ws_C, ws_prev, ws_root, d2)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
             e, index, keys, meta, bounds, split = r

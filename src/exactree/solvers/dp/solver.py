@@ -28,13 +28,18 @@ from ._search import (
     USE_SIMILARITY,
     USE_UPPER_BOUNDS,
     USE_DEPTH2_INCUMBENT,
+    USE_INCREMENTAL,
     search,
 )
 
 TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds",
-              "depth2_incumbent")
+              "depth2_incumbent", "incremental")
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
-                                    USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT)))
+                                    USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT,
+                                    USE_INCREMENTAL)))
+# Off unless asked for: incremental counting in full pair matrices (MurTree section 4.4.3) was
+# slower than popcounting each node afresh on every benchmark measured (`bench_dp.py --ablation`).
+DEFAULT_OFF = ("incremental",)
 PAIR_MATRIX_BYTES = 64e6
 # Refuse problems whose packed data alone would need more memory than this.
 MAX_DATA_BYTES = 4 * 2**30
@@ -105,7 +110,8 @@ class DPSolver:
     max_depth : depth limit (root alone is depth 0).
     min_samples_leaf : least number of instances in every leaf.
     cache_limit : most cache entries kept (memory bound; beyond it the search caches less).
-    techniques : switches for ablation, ``{name: bool}`` over :data:`TECHNIQUES`.
+    techniques : switches for ablation, ``{name: bool}`` over :data:`TECHNIQUES` (all on
+        by default except those in :data:`DEFAULT_OFF`).
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, *, sample_weight=None,
@@ -135,7 +141,7 @@ class DPSolver:
         rows, cols = np.nonzero(X)  # row-major order: each row's features ascending
         self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
         self.row_feat = cols.astype(np.int64)
-        self.flags = np.ones(len(TECHNIQUES), np.bool_)
+        self.flags = np.array([name not in DEFAULT_OFF for name in TECHNIQUES])
         for name, on in (techniques or {}).items():
             if name not in _FLAG_INDEX:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
@@ -146,12 +152,15 @@ class DPSolver:
         self.cache = Cache(self.max_depth, int(cache_limit))
         D = self.max_depth
         n_words_class = (n + 63) // 64 + self.n_classes
-        # General weights count pairs in full matrices up to PAIR_MATRIX_BYTES (row by row
-        # beyond); unit weights always popcount rows and need no matrix.
-        cap = 0 if self.unit else int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1)))))
+        # Full pair matrices (general weights, or incremental counting) up to PAIR_MATRIX_BYTES;
+        # beyond it pairs are counted row by row. Unit weights otherwise popcount rows.
+        matrix = not self.unit or self.flags[USE_INCREMENTAL]
+        cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1))))) if matrix else 0
+        prev = np.zeros(n + 1, np.int64)
+        prev[0] = -1  # the matrices describe no instances yet
         self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
-                    np.zeros((n_words_class, m), np.uint64), np.zeros((self.n_classes, cap, cap)),
-                    np.zeros((cap, cap)), np.zeros(m))
+                    np.zeros((n_words_class, m), np.uint64),
+                    np.zeros((self.n_classes + 1, cap, cap)), prev, np.zeros(m))
         slots = ARCHIVE * (D + 1)
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
@@ -261,7 +270,8 @@ class DPSolver:
         idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
         out = np.zeros((5, 4))
         max_budget = min(budget, (1 << depth) - 1)
-        solve_depth2(idx, len(idx), self.labels, self.weights, self.unit, self.row_ptr,
+        solve_depth2(idx, len(idx), self.labels, self.weights, self.unit,
+                     self.flags[USE_INCREMENTAL], self.row_ptr,
                      self.row_feat, self.n_classes, self.min_leaf, max_budget, *self._ws, out)
         b = max_budget
         root = int(out[1, b])
