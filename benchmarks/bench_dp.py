@@ -5,6 +5,7 @@
     python benchmarks/bench_dp.py --dl85                 # also pydl8.5 at depth 4
     python benchmarks/bench_dp.py --continuous           # iris/wine/breast cancer vs pycontree
     python benchmarks/bench_dp.py --startup              # cold compile and warm-cache start-up
+    python benchmarks/bench_dp.py --ablation --depths 4  # each technique switched, time ratio
 
 Both solvers are warm (exactree compiled before timing; STreeD is C++). Each row prints both
 optima, both times and the ratio exactree / peer; a mismatch of optima is flagged.
@@ -40,12 +41,13 @@ def known_optima() -> dict:
                 for r in csv.DictReader(f)}
 
 
-def ours(X, y, depth, time_limit):
+def ours(X, y, depth, time_limit, techniques=None):
     from exactree.solvers.dp.solver import DPSolver
 
     yi = np.unique(y, return_inverse=True)[1]
     start = time.perf_counter()
-    sol = DPSolver(X.astype(bool), yi, int(yi.max()) + 1, max_depth=depth).solve(time_limit=time_limit)
+    solver = DPSolver(X.astype(bool), yi, int(yi.max()) + 1, max_depth=depth, techniques=techniques)
+    sol = solver.solve(time_limit=time_limit)
     return sol.cost, time.perf_counter() - start, sol.optimal
 
 
@@ -131,6 +133,40 @@ def run_dl85(args) -> None:
     print(f"depth 4: geometric-mean time ratio exactree/DL8.5 = {geomean(rs):.2f} over {len(rs)}")
 
 
+ABLATION_SETS = ("anneal", "diabetes", "heart-cleveland", "kr-vs-kp", "tic-tac-toe", "vote",
+                 "yeast", "mushroom", "monk2_bin")
+
+
+def run_ablation(args) -> None:
+    """Each technique switched away from its default alone: time ratio switched / default."""
+    from exactree.solvers.dp.solver import DEFAULT_OFF, TECHNIQUES
+
+    warm_up(args.time_limit)
+    for tech in TECHNIQUES:  # compile the switched paths too
+        X, y = np.random.default_rng(0).integers(0, 2, (200, 12)), np.arange(200) % 2
+        ours(X, y, 3, None, {tech: tech in DEFAULT_OFF})
+    names = args.datasets or ABLATION_SETS
+    print(f"{'dataset':28s} {'d':>2s} {'default s':>9s} " + " ".join(f"{t[:10]:>10s}" for t in TECHNIQUES))
+    ratios: dict[str, list[float]] = {t: [] for t in TECHNIQUES}
+    for depth in args.depths:
+        for name in names:
+            X, y = load(name)
+            cost, base_s, proven = ours(X, y, depth, args.time_limit)
+            cells = []
+            for tech in TECHNIQUES:
+                c, s, ok = ours(X, y, depth, args.time_limit, {tech: tech in DEFAULT_OFF})
+                mark = "" if (c == cost and ok) else ("T" if not ok else "!")
+                cells.append(f"{s / base_s:9.2f}{mark or ' '}")
+                if ok and proven:
+                    ratios[tech].append(s / base_s)
+            print(f"{name:28s} {depth:2d} {base_s:9.3f} " + " ".join(cells), flush=True)
+    print("geometric-mean time ratio, technique switched / default (>1: the default is faster; "
+          "T: time limit, !: different optimum):")
+    for tech, rs in ratios.items():
+        state = "on" if tech in DEFAULT_OFF else "off"
+        print(f"  {tech:18s} switched {state:3s} {geomean(rs):6.2f} over {len(rs)}")
+
+
 def run_continuous(args) -> None:
     from pycontree import ConTree
     from sklearn import datasets
@@ -190,6 +226,7 @@ def main() -> None:
     p.add_argument("--dl85", action="store_true", help="compare with pydl8.5 at depth 4")
     p.add_argument("--continuous", action="store_true", help="compare with pycontree")
     p.add_argument("--startup", action="store_true", help="measure compile and start-up times")
+    p.add_argument("--ablation", action="store_true", help="switch each technique alone")
     args = p.parse_args()
     if args.startup:
         run_startup(args)
@@ -197,6 +234,8 @@ def main() -> None:
         run_dl85(args)
     elif args.continuous:
         run_continuous(args)
+    elif args.ablation:
+        run_ablation(args)
     else:
         run_binary(args)
 

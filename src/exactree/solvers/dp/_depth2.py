@@ -20,6 +20,28 @@ from numba import njit
 from .._bits import popcount
 
 INF = np.inf
+# Rows of the float scratch ``ws_f`` (see :func:`workspace`): class totals, pair counts of one
+# root row, children costs, each root's best cost, then the diagonal (K + 1 rows) and the pair
+# weights of one root row (K rows). Rows of ``ws_i``: class sizes, class word offsets, kept
+# columns, a flag per column. The last three rows of ``ws_bits``: popcount accumulator, column
+# flips and hashes. Preallocated because small nodes are solved thousands of times.
+F_TOT, F_NROW, F_COST_L, F_COST_R, F_ROOT, F_DIAG = range(6)
+I_CLASS, I_WOFF, I_COLUMNS, I_KEEP = range(4)
+B_ACC, B_FLIP, B_HASH = -1, -2, -3
+
+
+def workspace(X: np.ndarray, n_classes: int, matrix_features: int) -> tuple:
+    """Preallocated arrays for :func:`solve_depth2` on the dense 0/1 data ``X`` (from ``ws_X``
+    to ``ws_i``), with full pair matrices for up to ``matrix_features`` features."""
+    n, m = X.shape
+    K = n_classes
+    width = max(m, K + 1)
+    prev = np.zeros(n + 1, np.int64)
+    prev[0] = -1  # the matrices describe no instances yet
+    return (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
+            np.zeros(((n + 63) // 64 + K + 3, m), np.uint64),
+            np.zeros((K + 1, matrix_features, matrix_features)), prev,
+            np.zeros((2 * K + 6, width)), np.zeros((4, width), np.int64))
 
 
 @njit(cache=True)
@@ -36,7 +58,7 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 @njit(cache=True)
 def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_feat, n_classes,
-                 min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, out):
+                 min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, out):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
@@ -45,14 +67,16 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
     ``ws_*`` are preallocated workspaces. ``ws_C`` holds the full pair matrices (per class, then
     instance counts) of the instances listed in ``ws_prev`` (see :func:`_matrix_counts`); it is
     used for general weights and, with ``incremental``, for unit weights too.
-    ``ws_root[f]`` receives the cost of the best tree within ``max_budget`` with root ``f``: INF
-    for features whose split is infeasible here or repeats (or complements) an earlier one.
+    ``ws_f[F_ROOT, f]`` receives the cost of the best tree within ``max_budget`` with root ``f``:
+    INF for features whose split is infeasible here or repeats (or complements) an earlier one.
     """
     K = n_classes
     m = ws_X.shape[1]
-    ws_root[:m] = INF
-    tot = np.zeros(K)
-    n_per_class = np.zeros(K, np.int64)
+    ws_f[F_ROOT, :m] = INF
+    tot = ws_f[F_TOT, :K]
+    tot[:] = 0.0
+    n_per_class = ws_i[I_CLASS, :K]
+    n_per_class[:] = 0
     for t in range(n_node):
         i = idx[t]
         k = labels[i]
@@ -69,7 +93,8 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
         return
     rows = max_budget >= 2
     matrix = rows and m <= ws_C.shape[1] and (incremental or not unit)
-    woff = np.zeros(K + 1, np.int64)
+    woff = ws_i[I_WOFF, : K + 1]
+    woff[0] = 0
     for k in range(K):
         woff[k + 1] = woff[k] + (n_per_class[k] + 63) // 64
     bitsets = rows and not matrix
@@ -77,8 +102,11 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
         ws_bits[: woff[K], :m] = 0
     # Per-class weight and instance count of every feature (the diagonal), and the bitsets:
     # class k owns words [woff[k], woff[k+1]).
-    diag = np.zeros((K + 1, m))
-    columns = np.arange(m)
+    diag = ws_f[F_DIAG : F_DIAG + K + 1]
+    diag[:, :m] = 0.0
+    columns = ws_i[I_COLUMNS]
+    for f in range(m):
+        columns[f] = f
     if matrix:
         _matrix_counts(idx, n_node, labels, weights, row_ptr, row_feat, K, ws_C, ws_prev,
                        incremental and unit)
@@ -86,7 +114,7 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
             for f in range(m):
                 diag[k, f] = ws_C[k, f, f]
         m = _distinct_from_counts(ws_C[K], diag[K], m, n_node, min_leaf, columns)
-        diag = diag[:, columns[:m]].copy()
+        _keep_columns(diag, K + 1, columns, m)
     for t in range(n_node if not matrix else 0):
         i = idx[t]
         k = labels[i]
@@ -105,26 +133,22 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
     # nodes many features coincide (or complement each other), and the work grows like m**2.
     if bitsets and unit:
         m = _distinct_columns(ws_bits, woff, n_per_class, m, woff[labels[idx[0]]], diag[K],
-                              n_node, min_leaf, columns)
-        compact = np.empty((woff[K], m), np.uint64)
-        for w in range(woff[K]):
-            for j in range(m):
-                compact[w, j] = ws_bits[w, columns[j]]
-        ws_bits = compact
-        diag = diag[:, columns[:m]].copy()
-    crow = np.zeros((K, m))
-    nrow = np.zeros(m)
-    acc = np.zeros(m, np.uint64)
-    cost_l = np.empty(m)
-    cost_r = np.empty(m)
+                              n_node, min_leaf, columns, ws_i[I_KEEP])
+        _keep_columns(ws_bits, woff[K], columns, m)
+        _keep_columns(diag, K + 1, columns, m)
+    crow = ws_f[F_DIAG + K + 1 : F_DIAG + 2 * K + 1]
+    nrow = ws_f[F_NROW, :m]
+    acc = ws_bits[B_ACC, :m]
+    cost_l = ws_f[F_COST_L, :m]  # sliced: their minima are taken whole
+    cost_r = ws_f[F_COST_R, :m]
     for a in range(m):
         if diag[K, a] < min_leaf or n_node - diag[K, a] < min_leaf:
             continue
         if rows:
             _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
                       ws_C, columns, crow, nrow, acc)
-        ws_root[columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
-                                    max_budget, out, cost_l, cost_r)
+        ws_f[F_ROOT, columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
+                                         max_budget, out, cost_l, cost_r)
     # The winners' child features: recompute their rows and take the first minimiser.
     for b in (2, 3):
         a = np.int64(out[1, b])
@@ -144,10 +168,22 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
 
 
 @njit(cache=True)
-def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, min_leaf, columns):
+def _keep_columns(A, n_rows, columns, m):
+    """Move columns ``columns[:m]`` (ascending) of the first ``n_rows`` rows of ``A`` to the
+    front, in place."""
+    for r in range(n_rows):
+        row = A[r]
+        for j in range(m):
+            row[j] = row[columns[j]]
+
+
+@njit(cache=True)
+def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, min_leaf, columns,
+                      keep):
     """Write into ``columns`` the first feature of every distinct split of the node that leaves
     ``min_leaf`` instances on each side (a column and its complement split alike); return how
-    many. Columns are compared after flipping those whose first instance bit is set."""
+    many. Columns are compared after flipping those whose first instance bit is set. ``keep``
+    is scratch space."""
     K = n_per_class.shape[0]
     W = woff[K]
     mask = np.empty(W, np.uint64)  # valid bits of each word (a class's last word is partial)
@@ -157,8 +193,8 @@ def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, mi
         rest = n_per_class[k] & 63
         if rest:
             mask[woff[k + 1] - 1] = (np.uint64(1) << np.uint64(rest)) - np.uint64(1)
-    flip = np.empty(m, np.uint64)
-    h = np.empty(m, np.uint64)
+    flip = bits[B_FLIP]
+    h = bits[B_HASH]
     for a in range(m):
         flip[a] = np.uint64(0) - (bits[first_word, a] & np.uint64(1))  # all ones when set
         x = np.uint64(0x9E3779B97F4A7C15)
@@ -166,8 +202,8 @@ def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, mi
             x = (x ^ ((bits[w, a] ^ flip[a]) & mask[w])) * np.uint64(0xFF51AFD7ED558CCD)
             x ^= x >> np.uint64(33)
         h[a] = x
-    order = np.argsort(h, kind="mergesort")  # stable: ascending feature within equal hashes
-    keep = np.zeros(m, np.bool_)
+    order = np.argsort(h[:m], kind="mergesort")  # stable: ascending feature within equal hashes
+    keep[:m] = 0
     i = 0
     while i < m:
         j = i
@@ -189,7 +225,7 @@ def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, mi
                     if same:
                         new = False
                         break
-            keep[a] = new
+            keep[a] = 1 if new else 0
         i = j
     n = 0
     for a in range(m):

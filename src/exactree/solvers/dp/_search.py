@@ -16,7 +16,7 @@ from numba import njit, objmode
 
 from .._bits import count_andnot, count_bits, popcount, set_bits
 from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
-from ._depth2 import leaf_cost, solve_depth2
+from ._depth2 import F_ROOT, leaf_cost, solve_depth2
 
 INF = np.inf
 
@@ -60,7 +60,7 @@ def _now():
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
-           ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok):
+           ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
 
@@ -121,7 +121,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                    meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits,
-                   ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                   ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
     index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
         e = find(index, keys, meta, h0, path, P, tmp)
@@ -137,7 +137,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
           fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, idx, d2, stats)
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -266,7 +266,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                        meta, bounds, split, state, stats, ws_X, ws_pos,
-                       ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                       ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
@@ -284,7 +284,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
                        fr_bnr, fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit,
                        row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
-                       ws_root, idx, d2, stats)
+                       ws_f, ws_i, idx, d2, stats)
             top = L + 1
     if timed_out:
         # Best complete tree at the root, and a bound every unfinished configuration respects.
@@ -333,7 +333,7 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, idx, d2, stats):
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
     order its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
@@ -346,11 +346,12 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
     b = min(fr_budget[L], 3)
     n_node = set_bits(fr_bits[L], idx)
     solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr, row_feat,
-                 K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, d2)
+                 K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, d2)
     stats[ST_DEPTH2] += 1
-    order = np.argsort(ws_root[:m], kind="mergesort")  # stable: ties by feature index
+    root_cost = ws_f[F_ROOT, :m]
+    order = np.argsort(root_cost, kind="mergesort")  # stable: ties by feature index
     n_order = 0
-    while n_order < m and ws_root[order[n_order]] < INF:
+    while n_order < m and root_cost[order[n_order]] < INF:
         n_order += 1
     fr_order[L, :n_order] = order[:n_order]
     fr_n_order[L] = n_order
@@ -421,7 +422,7 @@ def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arc
 @njit(cache=True)
 def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
              row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
-             ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_root, arch_bits, arch_lb, arch_ok,
+             ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok,
              idx, tmp, cw, d2):
     """Settle a node without a frame when possible.
 
@@ -459,7 +460,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
         n_node = set_bits(bits, idx)
         solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr,
                      row_feat, class_bits.shape[0], min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits,
-                     ws_C, ws_prev, ws_root, d2)
+                     ws_C, ws_prev, ws_f, ws_i, d2)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
             e, index, keys, meta, bounds, split = r

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
-from ._depth2 import solve_depth2
+from ._depth2 import solve_depth2, workspace
 from ._search import (
     ARCHIVE,
     DONE,
@@ -151,16 +151,11 @@ class DPSolver:
                                 dtype=np.int64)
         self.cache = Cache(self.max_depth, int(cache_limit))
         D = self.max_depth
-        n_words_class = (n + 63) // 64 + self.n_classes
         # Full pair matrices (general weights, or incremental counting) up to PAIR_MATRIX_BYTES;
         # beyond it pairs are counted row by row. Unit weights otherwise popcount rows.
         matrix = not self.unit or self.flags[USE_INCREMENTAL]
         cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1))))) if matrix else 0
-        prev = np.zeros(n + 1, np.int64)
-        prev[0] = -1  # the matrices describe no instances yet
-        self._ws = (np.ascontiguousarray(X, dtype=np.uint8), np.zeros(n, np.int64),
-                    np.zeros((n_words_class, m), np.uint64),
-                    np.zeros((self.n_classes + 1, cap, cap)), prev, np.zeros(m))
+        self._ws = workspace(X, self.n_classes, cap)
         slots = ARCHIVE * (D + 1)
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
