@@ -8,7 +8,9 @@
     python benchmarks/bench_dp.py --ablation --depths 4  # each technique switched, time ratio
 
 Both solvers are warm (exactree compiled before timing; STreeD is C++). Each row prints both
-optima, both times and the ratio exactree / peer; a mismatch of optima is flagged.
+optima, both times and the ratio exactree / peer; a mismatch of optima is flagged. Runs under
+a second are repeated (up to three times, for both solvers alike) and the fastest is kept, so
+millisecond timings are not dominated by noise.
 Needs the bench extra: pip install -e ".[bench]".
 """
 
@@ -39,6 +41,19 @@ def known_optima() -> dict:
         return {(r["dataset"], int(r["max_depth"])): (float(r["optimal_misclassifications"]),
                                                       float(r["streed_seconds"]))
                 for r in csv.DictReader(f)}
+
+
+def best_of(run, *args, **kwargs):
+    """``run``'s result with the least seconds (its second item) over up to three runs, repeating
+    only while the runs take under a second."""
+    best = run(*args, **kwargs)
+    for _ in range(2):
+        if best[1] >= 1.0:
+            break
+        again = run(*args, **kwargs)
+        if again[1] < best[1]:
+            best = again
+    return best
 
 
 def ours(X, y, depth, time_limit, techniques=None):
@@ -96,8 +111,8 @@ def run_binary(args) -> None:
             if (name, depth) not in optima and depth <= 4:
                 continue  # STreeD did not finish within two minutes when optima.csv was made
             X, y = load(name)
-            peer_cost, peer_s = streed(X, y, depth, args.time_limit)
-            cost, our_s, proven = ours(X, y, depth, args.time_limit)
+            peer_cost, peer_s = best_of(streed, X, y, depth, args.time_limit)
+            cost, our_s, proven = best_of(ours, X, y, depth, args.time_limit)
             if not proven or peer_s >= args.time_limit:
                 print(f"{name:34s} {depth:2d} {'timeout' if not proven else cost:>9} {peer_cost:9.0f} "
                       f"{our_s:8.3f} {peer_s:8.3f}      -  (not both finished)")
@@ -122,8 +137,8 @@ def run_dl85(args) -> None:
         if (name, 4) not in optima:
             continue
         X, y = load(name)
-        cost, our_s, _ = ours(X, y, 4, args.time_limit)
-        peer_cost, peer_s, finished = dl85(X, y, 4, args.time_limit)
+        cost, our_s, _ = best_of(ours, X, y, 4, args.time_limit)
+        peer_cost, peer_s, finished = best_of(dl85, X, y, 4, args.time_limit)
         ratio = our_s / max(peer_s, 1e-4)
         if finished:
             rs.append(ratio)
@@ -151,10 +166,10 @@ def run_ablation(args) -> None:
     for depth in args.depths:
         for name in names:
             X, y = load(name)
-            cost, base_s, proven = ours(X, y, depth, args.time_limit)
+            cost, base_s, proven = best_of(ours, X, y, depth, args.time_limit)
             cells = []
             for tech in TECHNIQUES:
-                c, s, ok = ours(X, y, depth, args.time_limit, {tech: tech in DEFAULT_OFF})
+                c, s, ok = best_of(ours, X, y, depth, args.time_limit, {tech: tech in DEFAULT_OFF})
                 mark = "" if (c == cost and ok) else ("T" if not ok else "!")
                 cells.append(f"{s / base_s:9.2f}{mark or ' '}")
                 if ok and proven:

@@ -245,7 +245,7 @@ def _monotone(out):
                 out[r, b] = out[r, b - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits, ws_C,
               columns, crow, nrow, acc):
     """Pair weights (per class) and instance counts of root feature ``a`` with every feature:
@@ -370,7 +370,7 @@ def _distinct_from_counts(N, counts, m, n_node, min_leaf, columns):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cost_l, cost_r):
     """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3 and
     return the cheapest. A child feature still to be looked up is marked -2."""
@@ -399,7 +399,7 @@ def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cos
     return min(left1 + right0, left0 + right1, left0 + right0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r):
     """Cost of splitting each child of root ``a`` on every feature b (INF where a side would
     hold fewer than ``min_leaf`` instances)."""
@@ -412,7 +412,7 @@ def _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r):
                              cost_r)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _children_binary(crow, nrow, diag, tot, a, m, n_left, n_right, min_leaf, cost_l, cost_r):
     # Two classes: a leaf costs min(c0, c1). Branch-free, so the loop vectorises.
     ta0, ta1 = diag[0, a], diag[1, a]
@@ -468,7 +468,7 @@ def _argmin(x, n):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _offer(out, b, cost, f, left_budget, jl, jr):
     if cost < out[0, b]:
         out[0, b] = cost
