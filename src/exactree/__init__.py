@@ -1,24 +1,20 @@
-"""exactree: provably optimal decision trees with a scikit-learn API."""
+"""exactree: provably optimal decision trees with a scikit-learn API.
 
-from .applications import BSPTree, KDTree, optimal_bsp, optimal_kdtree
-from .data import load_anneal, load_demo
-from .estimators import (
-    DyadicPathEntry,
-    DyadicTreeClassifier,
-    ObliqueTreeClassifier,
-    OptimalTreeClassifier,
-    PathPoint,
-    SparseTreeClassifier,
-    TreeClassifierBase,
-)
-from .tree import Tree, export_graphviz, export_text
-from .tree.compiled import CompiledTree, compile_tree
+Public names are imported on first use (see :mod:`exactree._lazy`).
+"""
+
+from ._lazy import attach
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BSPTree", "CompiledTree", "DyadicPathEntry", "DyadicTreeClassifier", "KDTree",
-    "ObliqueTreeClassifier", "OptimalTreeClassifier", "PathPoint", "SparseTreeClassifier", "Tree",
-    "TreeClassifierBase", "compile_tree", "export_graphviz", "export_text", "load_anneal",
-    "load_demo", "optimal_bsp", "optimal_kdtree",
-]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "BSPTree": ".applications", "KDTree": ".applications", "optimal_bsp": ".applications",
+    "optimal_kdtree": ".applications",
+    "load_anneal": ".data", "load_demo": ".data",
+    "DyadicPathEntry": ".estimators", "DyadicTreeClassifier": ".estimators",
+    "ObliqueTreeClassifier": ".estimators", "OptimalTreeClassifier": ".estimators",
+    "PathPoint": ".estimators", "SparseTreeClassifier": ".estimators",
+    "TreeClassifierBase": ".estimators",
+    "Tree": ".tree", "export_graphviz": ".tree", "export_text": ".tree",
+    "CompiledTree": ".tree.compiled", "compile_tree": ".tree.compiled",
+})

@@ -1,9 +1,10 @@
-"""Data handling: input validation, column encoding, binarisation, demo datasets."""
+"""Data handling: input validation, column encoding, binarisation, demo datasets (each module
+imported on first use)."""
 
-from .binarize import Binarizer
-from .datasets import load_anneal, load_demo
-from .encoding import Column, FeatureEncoder
-from .validation import check_sample_weight, encode_labels
+from .._lazy import attach
 
-__all__ = ["Binarizer", "Column", "FeatureEncoder", "check_sample_weight", "encode_labels",
-           "load_anneal", "load_demo"]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "Binarizer": ".binarize", "load_anneal": ".datasets", "load_demo": ".datasets",
+    "Column": ".encoding", "FeatureEncoder": ".encoding",
+    "check_sample_weight": ".validation", "encode_labels": ".validation",
+})

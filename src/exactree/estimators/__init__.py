@@ -1,10 +1,9 @@
-"""scikit-learn estimators, one thin class per model family."""
+"""scikit-learn estimators, one thin class per model family (each imported on first use)."""
 
-from .base import TreeClassifierBase
-from .dyadic import DyadicPathEntry, DyadicTreeClassifier
-from .oblique import ObliqueTreeClassifier
-from .optimal import OptimalTreeClassifier, PathPoint
-from .sparse import SparseTreeClassifier
+from .._lazy import attach
 
-__all__ = ["DyadicPathEntry", "DyadicTreeClassifier", "ObliqueTreeClassifier",
-           "OptimalTreeClassifier", "PathPoint", "SparseTreeClassifier", "TreeClassifierBase"]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "TreeClassifierBase": ".base", "DyadicPathEntry": ".dyadic", "DyadicTreeClassifier": ".dyadic",
+    "ObliqueTreeClassifier": ".oblique", "OptimalTreeClassifier": ".optimal",
+    "PathPoint": ".optimal", "SparseTreeClassifier": ".sparse",
+})
