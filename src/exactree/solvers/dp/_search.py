@@ -265,8 +265,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         hc = fr_hash[L] ^ zob[lit]
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
-                       meta, bounds, split, state, stats, ws_X, ws_pos,
-                       ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                       meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
+                       ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
@@ -333,7 +333,8 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats):
+               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2,
+               stats):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
     order its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
