@@ -163,7 +163,7 @@ SMALL = ["anneal", "breast-wisconsin", "heart-cleveland", "hepatitis", "lymph", 
 def test_reproduces_known_optima(name, binary_data, optima):
     X, y = binary_data(name)
     y = np.unique(y, return_inverse=True)[1]
-    for depth in (2, 3):
+    for depth in (2, 3, 4):
         if (name, depth) not in optima:
             continue
         sol = DPSolver(X, y, int(y.max()) + 1, max_depth=depth).solve()
@@ -187,3 +187,16 @@ def test_time_limit_returns_a_valid_tree_with_a_bound(binary_data):
             stack += [node.true, node.false]
     assert sum(c.sum() - c.max() for c in leaves) == sol.cost
     assert sum(c.sum() for c in leaves) == len(y)
+
+
+def test_rebuild_without_cache_keeps_the_time_limit(binary_data):
+    """With caching off, subtrees are solved again to rebuild the tree: within the deadline (each
+    re-solve stops after at most 16 search steps of two evaluations once it has passed), not to
+    optimality, and the answer is not reported optimal."""
+    X, y = binary_data("vehicle")
+    y = np.unique(y, return_inverse=True)[1]
+    K = int(y.max()) + 1
+    cut = DPSolver(X, y, K, max_depth=4, techniques={"cache": False}).solve(time_limit=1e-9)
+    assert not cut.optimal and cut.lower_bound <= cut.cost
+    work = cut.stats["leaf_evaluations"] + cut.stats["depth2_solves"]
+    assert work < 100, cut.stats  # re-solving the root's children in full takes over 300

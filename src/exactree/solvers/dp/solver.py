@@ -194,19 +194,23 @@ class DPSolver:
                 return None
             # Timed out before any tree below the bound: fall back to the leaf.
             feat, nl, nr = LEAF, 0, 0
+        # Subtrees missing from the cache are solved again within the same deadline; one cut
+        # short leaves a valid but possibly worse subtree, so the answer is no longer proven.
+        self._deadline, self._rebuilt_exactly = deadline, True
         if self.max_depth <= 2 and self.flags[USE_DEPTH2] and outcome == DONE:
             tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
         else:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
         cost = self._cost(tree)
-        if outcome != DONE and budget >= 1:
+        optimal = outcome == DONE and self._rebuilt_exactly
+        if not optimal and budget >= 1:
             # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
             # answer than a leaf or a half-explored root.
             fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
             if self._cost(fallback) < cost:
                 tree, cost = fallback, self._cost(fallback)
         self._to_input_columns(tree)
-        return DPSolution(tree, cost, min(lb * self.scale, cost), outcome == DONE,
+        return DPSolution(tree, cost, min(lb * self.scale, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries))
 
@@ -258,7 +262,9 @@ class DPSolver:
                 if self.cache.bounds[slot, 1] < INF:
                     feat, nl, nr = self.cache.split[slot, :3]
         if feat == UNKNOWN:  # not cached (limit reached or caching off): solve it again
-            _, _, _, feat, nl, nr, _ = self._search(bits, path, depth, budget, INF, INF)
+            outcome, _, _, feat, nl, nr, _ = self._search(bits, path, depth, budget, INF,
+                                                          self._deadline)
+            self._rebuilt_exactly &= outcome == DONE
         return self._rebuild(bits, path, depth, feat, nl, nr)
 
     def _depth2_tree(self, bits, depth, budget) -> BinaryNode:
