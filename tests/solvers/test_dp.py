@@ -200,3 +200,16 @@ def test_rebuild_without_cache_keeps_the_time_limit(binary_data):
     assert not cut.optimal and cut.lower_bound <= cut.cost
     work = cut.stats["leaf_evaluations"] + cut.stats["depth2_solves"]
     assert work < 100, cut.stats  # re-solving the root's children in full takes over 300
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_equivalent_points_bound_is_the_deepest_optimum(seed):
+    """No tree beats the equivalent-points bound, and one deep enough to isolate every distinct
+    row (depth = number of features) meets it."""
+    rng, X, y, K = random_problem(seed)
+    X = X[rng.integers(0, len(y), len(y))]  # repeated rows, most with other labels
+    w = None if rng.random() < 0.5 else rng.integers(1, 4, len(y)) * 0.5
+    bound = DPSolver(X, y, K, sample_weight=w, max_depth=1).equivalent_points_bound()
+    assert bound <= optimal_cost(X, y, K, 1, None, w) + 1e-9
+    assert bound == pytest.approx(optimal_cost(X, y, K, X.shape[1], None, w))

@@ -210,9 +210,21 @@ class DPSolver:
             if self._cost(fallback) < cost:
                 tree, cost = fallback, self._cost(fallback)
         self._to_input_columns(tree)
-        return DPSolution(tree, cost, min(lb * self.scale, cost), optimal,
+        lb = lb * self.scale if optimal else max(lb * self.scale, self.equivalent_points_bound())
+        return DPSolution(tree, cost, min(lb, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries))
+
+    def equivalent_points_bound(self) -> float:
+        """Weight every tree misclassifies: rows with identical features share a leaf, so all
+        but the heaviest class of each such group are wrong (GOSDT's equivalent-points bound).
+        A cheap global lower bound when the search is cut short."""
+        if not len(self.labels):
+            return 0.0
+        _, group = np.unique(np.packbits(self._ws[0], axis=1), axis=0, return_inverse=True)
+        weight = np.zeros((group.max() + 1, self.n_classes))
+        np.add.at(weight, (group.ravel(), self.labels), self.weights * self.scale)
+        return float(weight.sum() - weight.max(axis=1).sum())
 
     # ------------------------------------------------------------------ reconstruction
     def _to_input_columns(self, root: BinaryNode) -> None:
