@@ -336,7 +336,7 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
                K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2,
                stats):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
-    order its root features: one per distinct split of the frame's data, the most promising
+    list its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
     children (exactree's addition). Without it, every feature in index order."""
     m = fr_order.shape[1]
@@ -349,12 +349,19 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
     solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr, row_feat,
                  K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, d2)
     stats[ST_DEPTH2] += 1
+    # The most promising root first (it often completes a tree good enough to prune the rest),
+    # then the others in index order, which keeps consecutive children similar for the
+    # similarity bound (measured better than sorting them all by cost).
     root_cost = ws_f[F_ROOT, :m]
-    order = np.argsort(root_cost, kind="mergesort")  # stable: ties by feature index
+    first = np.argmin(root_cost) if m else 0
     n_order = 0
-    while n_order < m and root_cost[order[n_order]] < INF:
-        n_order += 1
-    fr_order[L, :n_order] = order[:n_order]
+    if m and root_cost[first] < INF:
+        fr_order[L, 0] = first
+        n_order = 1
+        for f in range(m):
+            if root_cost[f] < INF and f != first:
+                fr_order[L, n_order] = f
+                n_order += 1
     fr_n_order[L] = n_order
     if d2[0, b] < fr_ub[L] and d2[1, b] >= 0:
         size = 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
