@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from oracles import optimal_cost
 
 from exactree.solvers.dp._depth2 import _matrix_counts
+from exactree.solvers.dp._search import SORT_ALL_ROOTS
 from exactree.solvers.dp.solver import DEFAULT_OFF, TECHNIQUES, DPSolver
 
 
@@ -213,3 +214,16 @@ def test_equivalent_points_bound_is_the_deepest_optimum(seed):
     bound = DPSolver(X, y, K, sample_weight=w, max_depth=1).equivalent_points_bound()
     assert bound <= optimal_cost(X, y, K, 1, None, w) + 1e-9
     assert bound == pytest.approx(optimal_cost(X, y, K, X.shape[1], None, w))
+
+
+@pytest.mark.parametrize("seed, nodes, min_leaf", [(0, None, 1), (1, 4, 3)])
+def test_frames_with_many_roots_agree_with_index_order(seed, nodes, min_leaf):
+    """Frames with more candidate roots than SORT_ALL_ROOTS try them sorted by depth-2 cost;
+    the optimum must equal the plain index-order search (checked against brute force above)."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((150, SORT_ALL_ROOTS + 44)) < 0.3
+    y = (X[:, :3].sum(1) + rng.integers(0, 2, 150)) % 3
+    sorted_roots = DPSolver(X, y, 3, max_depth=3, min_samples_leaf=min_leaf).solve(nodes)
+    index_order = DPSolver(X, y, 3, max_depth=3, min_samples_leaf=min_leaf,
+                           techniques={"depth2_incumbent": False}).solve(nodes)
+    assert sorted_roots.cost == index_order.cost
