@@ -138,8 +138,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
           cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat,
           fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
-               fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
+               fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
+               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -284,7 +284,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                   fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo,
                   fr_phase, stats)
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
-                       fr_bnr, fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit,
+                       fr_bnr, fr_bsize, fr_order, fr_n_order, labels, weights, unit,
                        row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
                        ws_f, ws_i, idx, d2, stats)
             top = L + 1
@@ -334,9 +334,8 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
-               fr_bsize, fr_pos, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat,
-               K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2,
-               stats):
+               fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
+               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
     list its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
