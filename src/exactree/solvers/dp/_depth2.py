@@ -324,8 +324,9 @@ def _matrix_counts(idx, n_node, labels, weights, row_ptr, row_feat, K, C, prev, 
         C[:, :, :] = 0.0
         for t in range(n_node):
             _add_instance(idx[t], 1.0, labels, weights, row_ptr, row_feat, K, C)
-    prev[0] = n_node
-    prev[1 : n_node + 1] = idx[:n_node]
+    if incremental:  # only an incremental count reads the previous node back
+        prev[0] = n_node
+        prev[1 : n_node + 1] = idx[:n_node]
 
 
 @njit(cache=True)

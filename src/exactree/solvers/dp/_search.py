@@ -97,8 +97,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     fr_bnr = np.zeros(Lmax, np.int64)
     fr_bsize = np.zeros(Lmax, np.int64)
     fr_refined = np.zeros(Lmax)
-    fr_f = np.zeros(Lmax, np.int64)
-    fr_pos = np.zeros(Lmax, np.int64)  # position of fr_f in the frame's feature order
+    fr_pos = np.zeros(Lmax, np.int64)  # position of the current root feature in fr_order
     fr_order = np.empty((Lmax, m), np.int64)
     fr_n_order = np.zeros(Lmax, np.int64)
     fr_nl = np.zeros(Lmax, np.int64)
@@ -136,7 +135,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     top = 0
     _push(0, fr_bits, h0, depth, budget, root_ub, res[2], class_bits, labels, weights, unit, idx,
           cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat,
-          fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
+          fr_bnl, fr_bsize, fr_refined, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
                min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
@@ -174,7 +173,6 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                         break
                     pos += 1
                 fr_pos[L] = pos
-                fr_f[L] = fr_order[L, pos] if pos < n_order else -1
                 cmax = (1 << (d - 1)) - 1
                 nb = fr_budget[L] - 1
                 fr_nl[L] = min(nb, cmax)
@@ -209,7 +207,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                     fr_phase[top] = SECOND_DONE
                 continue
             # ---- evaluate a configuration: bounds first
-            f = fr_f[L]
+            f = fr_order[L, fr_pos[L]]
             nl = fr_nl[L]
             nr = fr_budget[L] - 1 - nl
             hl = fr_hash[L] ^ zob[2 * f + 1]
@@ -245,7 +243,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             if fr_c2[L] < INF and total < fr_ub[L]:
                 fr_best[L] = total
                 fr_ub[L] = total
-                fr_bfeat[L] = fr_f[L]
+                fr_bfeat[L] = fr_order[L, fr_pos[L]]
                 fr_bnl[L] = fr_nl[L]
                 fr_bnr[L] = fr_budget[L] - 1 - fr_nl[L]
                 fr_bsize[L] = 1 + fr_c1_size[L] + fr_c2_size[L]
@@ -258,7 +256,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         else:
             continue  # waiting: cannot happen for the top frame
         # ---- resolve one child of the current configuration (first or second)
-        f = fr_f[L]
+        f = fr_order[L, fr_pos[L]]
         if child_is_left:
             lit, cb, cbud = 2 * f + 1, left_bits[L], fr_nl[L]
         else:
@@ -281,7 +279,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             fr_bits[L + 1, :] = cb
             _push(L + 1, fr_bits, hc, d - 1, cbud, ub_child, res[2], class_bits, labels, weights,
                   unit, idx, cw, fr_hash, fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf,
-                  fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo,
+                  fr_best, fr_bfeat, fr_bnl, fr_bsize, fr_refined, fr_pos, fr_nl, fr_nl_lo,
                   fr_phase, stats)
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
                        fr_bnr, fr_bsize, fr_order, fr_n_order, labels, weights, unit,
@@ -305,7 +303,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
 @njit(cache=True)
 def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, idx, cw, fr_hash,
           fr_depth, fr_budget, fr_ub_in, fr_ub, fr_lb, fr_leaf, fr_best, fr_bfeat, fr_bnl,
-          fr_bsize, fr_refined, fr_f, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats):
+          fr_bsize, fr_refined, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats):
     stats[ST_FRAMES] += 1
     _class_weights(fr_bits[L], class_bits, labels, weights, unit, idx, cw)
     leaf = leaf_cost(cw)
@@ -325,7 +323,6 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
     fr_bnl[L] = 0
     fr_bsize[L] = 0
     fr_refined[L] = INF
-    fr_f[L] = -1
     fr_pos[L] = -1
     fr_nl[L] = 0
     fr_nl_lo[L] = 0
