@@ -21,6 +21,9 @@ from ..data.encoding import Column, _is_dataframe
 from ..solvers.result import SolveResult
 from ..tree import export_graphviz, export_text
 from ..tree.compiled import predict_leaves
+from ._params import Interval, InvalidParameterError, StrOptions, validate_params
+
+__all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase"]
 
 
 class TreeClassifierBase(ClassifierMixin, BaseEstimator):
@@ -32,6 +35,12 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {}
+
+    def _validate_params(self) -> None:
+        """Check the constructor parameters against ``_parameter_constraints`` (see
+        :mod:`exactree.estimators._params`); raises ``InvalidParameterError``."""
+        validate_params(self._parameter_constraints, self.get_params(deep=False),
+                        type(self).__name__)
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
         if _is_dataframe(X):

@@ -8,7 +8,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import check_sample_weight
@@ -18,6 +17,7 @@ from ..solvers.dyadic import SEARCHES, build_tree, compute_path, prepare, solve
 from ..solvers.dyadic.search import MAX_K, DyadicProblem, DyadicSolution
 from ..solvers.result import OPTIMAL, SolveResult
 from ..tree import Tree
+from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
 

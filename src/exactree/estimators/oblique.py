@@ -6,12 +6,12 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..data.encoding import Column
 from ..solvers.proper.rules import DEFAULT_MAX_RULES
 from ..solvers.proper.search import solve_proper
 from ..solvers.result import SolveResult
+from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
 
@@ -38,12 +38,17 @@ class ObliqueTreeClassifier(TreeClassifierBase):
     min_samples_leaf : int, default=1
         Minimum number of training samples in every leaf (so no leaf is empty).
     time_limit : float or None, default=None
-        Seconds after which the search stops with the best tree found (status ``"time_limit"``).
+        Seconds for the whole fit, rule generation included, after which the search stops with
+        the best tree found (status ``"time_limit"``; a fit cut short while generating rules
+        searches the rules generated so far).
     max_rules : int, default=200000
         Refuse (with the estimated count) when the family would generate more rules than this.
     ties : {"all", "left"}, default="all"
         Which sides the defining points of a hyperplane/hypersurface take: every assignment
-        (covers every linear split of points in general position) or all on the left (<=) side.
+        (covers every linear split of the points) or all on the left (<=) side, the paper's
+        construction, which has ``2**D`` times fewer rules but misses splits: its fits report
+        ``status_ == "optimal_on_binarized"`` (optimal over the generated rules only, lower
+        bound 0), never ``"optimal"``.
 
     Attributes
     ----------

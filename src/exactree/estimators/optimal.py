@@ -8,7 +8,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..data import Binarizer
 from ..data.encoding import Column
@@ -16,6 +15,7 @@ from ..solvers.dp.convert import to_tree
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ..tree import Tree
+from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
 

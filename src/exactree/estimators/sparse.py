@@ -6,13 +6,13 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from ..data import Binarizer
 from ..data.binarize import LE
 from ..data.encoding import Column, _is_dataframe
 from ..solvers.branches import FeatureMap, solve
 from ..solvers.result import SolveResult
+from ._params import Interval
 from .base import TreeClassifierBase
 
 
