@@ -121,3 +121,17 @@ def test_plot_helpers():
     optimal_kdtree(np.random.default_rng(0).normal(size=(10, 2)), 2).plot(b)
     assert len(a.lines) >= 3 and len(b.lines) == 2
     plt.close(fig)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bsp_invariant_under_translation_and_scaling(seed):
+    """The on-line test is relative: moving or resizing the scene never changes the optimum
+    (an absolute tolerance once made every segment 'on' every line at scale 1e-9)."""
+    seg = np.random.default_rng(seed).uniform(0, 10, size=(6, 2, 2))
+    stacked = np.array([[[0, k], [1, k]] for k in range(4)], float)
+    for base in (seg, stacked):
+        sizes = {optimal_bsp(base * scale + offset).size
+                 for offset, scale in ((0, 1), (0, 1e-9), (0, 1e9), (1e6, 1), (-3e4, 1e-2))}
+        assert sizes == {optimal_bsp(base).size}
+        order = list(range(len(base)))
+        assert permutation_bsp_size(base * 1e-9, order) == permutation_bsp_size(base, order)

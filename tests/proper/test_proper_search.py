@@ -233,7 +233,10 @@ def test_hyperplane_beats_axis_and_time_limit():
     Xc, yc = np.vstack([X, X[:3]]), np.concatenate([y, 1 - y[:3]])
     tl = solve_proper(Xc, yc, np.ones(33), 2, n_splits=3, rules="hyperplane", time_limit=1e-6)
     assert tl.status == "time_limit" and tl.lower_bound == 0.0
-    assert tl.objective >= 3 and tl.stats["combinations"] < tl.stats["total_combinations"]
+    assert tl.objective >= 3
+    # the clock stopped either the rule generation or the combination loop
+    assert not tl.stats["rules_complete"] or \
+        tl.stats["combinations"] < tl.stats["total_combinations"]
 
 
 def test_weights_and_duplicates():

@@ -19,6 +19,9 @@ import numpy as np
 
 from ..tree import Tree, TreeBuilder
 
+#: Relative tolerance of the on-line test: a fragment end within ``_EPS`` times the size of
+#: the whole scene (plus the rounding of its coordinates) of a line lies on it. Relative, so
+#: translating or scaling the segments never changes the partition.
 _EPS = 1e-9
 
 Fragment = tuple[int, float, float]  # (segment id, t0, t1) along segment p + t (q - p)
@@ -161,18 +164,33 @@ def _check_segments(segments: Any) -> np.ndarray:
     return seg
 
 
-def _cut(segments: np.ndarray, lines: list, frags: tuple[Fragment, ...], r: int):
-    """Split ``frags`` by the line of segment ``r``: (on the line, positive side, negative side)."""
+def _scene_size(seg: np.ndarray) -> float:
+    """Diagonal of the bounding box of all segments (the unit of the on-line tolerance)."""
+    pts = seg.reshape(-1, 2)
+    return float(np.hypot(*(pts.max(axis=0) - pts.min(axis=0))))
+
+
+def _cut(segments: np.ndarray, lines: list, frags: tuple[Fragment, ...], r: int,
+         size: float):
+    """Split ``frags`` by the line of segment ``r``: (on the line, positive side, negative side).
+
+    ``size`` is :func:`_scene_size`; the on-line tolerance is relative to it and to the
+    magnitude of the coordinates, never absolute.
+    """
     a, b, c = lines[r]
     on, pos, neg = [], [], []
+    eps = np.finfo(np.float64).eps
     for frag in frags:
         i, t0, t1 = frag
         p, q = segments[i]
         d = q - p
-        s0 = a * (p[0] + t0 * d[0]) + b * (p[1] + t0 * d[1]) - c
-        s1 = a * (p[0] + t1 * d[0]) + b * (p[1] + t1 * d[1]) - c
-        scale = np.hypot(d[0], d[1]) * (t1 - t0) + 1.0
-        z0, z1 = abs(s0) <= _EPS * scale, abs(s1) <= _EPS * scale
+        x0, y0 = p[0] + t0 * d[0], p[1] + t0 * d[1]
+        x1, y1 = p[0] + t1 * d[0], p[1] + t1 * d[1]
+        s0 = a * x0 + b * y0 - c
+        s1 = a * x1 + b * y1 - c
+        tol0 = _EPS * size + 64 * eps * (abs(a * x0) + abs(b * y0) + abs(c))
+        tol1 = _EPS * size + 64 * eps * (abs(a * x1) + abs(b * y1) + abs(c))
+        z0, z1 = abs(s0) <= tol0, abs(s1) <= tol1
         if (z0 and z1) or i == r:
             on.append(frag)
         elif (s0 <= 0 or z0) and (s1 <= 0 or z1):
@@ -198,6 +216,7 @@ def optimal_bsp(segments: Any, *, max_segments: int = 12) -> BSPTree:
         raise ValueError(f"{len(seg)} segments exceeds max_segments={max_segments}: the exact "
                          "search is exponential in the number of segments")
     lines = [_line_of(s) for s in seg]
+    scene = _scene_size(seg)
     calls = [0]
 
     @lru_cache(maxsize=None)
@@ -208,7 +227,7 @@ def optimal_bsp(segments: Any, *, max_segments: int = 12) -> BSPTree:
             return 1, -1
         result = (np.iinfo(np.int64).max, -1)
         for r in sorted({f[0] for f in frags}):  # fragments of one segment share their line
-            _, pos, neg = _cut(seg, lines, frags, r)
+            _, pos, neg = _cut(seg, lines, frags, r, scene)
             size = 1 + best(pos)[0] + best(neg)[0]
             if size < result[0]:
                 result = (size, r)
@@ -222,7 +241,7 @@ def optimal_bsp(segments: Any, *, max_segments: int = 12) -> BSPTree:
         _, r = best(frags)
         if r < 0:
             return BSPNode(list(frags))
-        on, pos, neg = _cut(seg, lines, frags, r)
+        on, pos, neg = _cut(seg, lines, frags, r, scene)
         return BSPNode(on, lines[r], r, build(pos), build(neg))
 
     root = build(start)
@@ -234,6 +253,7 @@ def permutation_bsp_size(segments: Any, order: Any) -> int:
     first in ``order`` (the classical randomised construction for one permutation)."""
     seg = _check_segments(segments)
     lines = [_line_of(s) for s in seg]
+    scene = _scene_size(seg)
     rank = {int(s): k for k, s in enumerate(order)}
     size = 0
     stack = [tuple(sorted((i, 0.0, 1.0) for i in range(len(seg))))]
@@ -243,6 +263,6 @@ def permutation_bsp_size(segments: Any, order: Any) -> int:
         if len(frags) <= 1:
             continue
         r = min({f[0] for f in frags}, key=rank.__getitem__)
-        _, pos, neg = _cut(seg, lines, frags, r)
+        _, pos, neg = _cut(seg, lines, frags, r, scene)
         stack.extend([pos, neg])
     return size

@@ -10,11 +10,21 @@ Points on a hyperplane (the defining points at least) are ambiguous. A rule here
 through its defining points *plus a side for each defining point*: the plane is tilted by a tiny
 amount so that the chosen defining points fall on the requested side and no other point changes
 side, and the stored threshold sits half-way between the largest left value and the smallest
-right value. So every stored rule separates the training points with a margin, and a point's side
-computed here equals the side the fitted :class:`~exactree.tree.Tree` gives it. With
-``ties="all"`` every side assignment of the defining points is a rule (``2**D`` per point subset),
-which makes the family cover every linear split of points in general position; with
-``ties="left"`` only the paper's plain construction (all defining points left) is generated.
+right value. With ``ties="all"`` every side assignment of the defining points is a rule
+(``2**D`` per point subset), which makes the family cover every linear split of the points (the
+tests check this against linear-programming separability); with ``ties="left"`` only the
+paper's plain construction (all defining points left) is generated, which misses splits, so a
+search over it proves optimality over those rules only.
+
+**Geometry is affine invariant.** The plane, the tilt and the sides are computed on the
+monomials centred and scaled per column (translating or scaling the data changes nothing).
+Only the stored rule is in raw coordinates, where the :class:`~exactree.tree.Tree` evaluates
+it in floating point; a rule is kept when every point's raw value lies on its side of the
+threshold by more than a bound on that evaluation's rounding error (relative to the terms'
+magnitudes, so also invariant), so a point's side computed here equals the side the fitted
+tree gives it. A rule whose margin is below the rounding bound cannot be stored faithfully: it
+is dropped and counted in :attr:`RuleSet.n_unrepresentable` (a search over the remaining rules
+then does not claim optimality over all rules).
 
 The ancestry relation (Definition 2.2) between rules is read off the sides of the *defining
 points*: ``K[i, j] = 1`` when all defining points of rule ``j`` are on the positive side of rule
@@ -25,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +67,14 @@ class RuleSet:
     defining: np.ndarray
     sides: np.ndarray
     n_points: int
+    #: rules of the family that floating-point arithmetic in raw coordinates cannot reproduce
+    #: (margin below the rounding bound) and that no kept rule duplicates
+    n_unrepresentable: int = 0
+    #: False when a deadline stopped the generation before every rule was listed
+    complete: bool = True
+    #: True when the family holds every split of its kind: False for ``ties="left"``
+    #: hyperplanes/hypersurfaces and for fewer distinct points than a rule needs
+    exhaustive: bool = True
 
     def __len__(self) -> int:
         return len(self.family)
@@ -69,7 +88,7 @@ class RuleSet:
         index = np.asarray(index, np.int64)
         return RuleSet(self.family[index], self.feature[index], self.coef[index],
                        self.threshold[index], self.powers, self.defining[index], self.sides[index],
-                       self.n_points)
+                       self.n_points, self.n_unrepresentable, self.complete, self.exhaustive)
 
     def terms(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """``(coef, powers)`` of rule ``m`` without its zero terms."""
@@ -154,7 +173,10 @@ def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
         values = np.unique(X[:, f])
         if len(values) < 2:
             continue
-        mids = (values[:-1] + values[1:]) / 2.0
+        lower, upper = values[:-1], values[1:]
+        mids = lower + (upper - lower) / 2.0  # no overflow at +-1e308
+        # adjacent floats have no midpoint: `x <= lower` splits them exactly
+        mids = np.where((mids > lower) & (mids < upper), mids, lower)
         pos = np.searchsorted(values, X[:, f])
         for i in np.flatnonzero(pos < len(values) - 1):
             t = mids[pos[i]]
@@ -166,19 +188,34 @@ def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
             thr.append(t)
             defs.append([i])
             sides.append(X[:, f] <= t)
-    return dict(family=fam, feature=feat, coef=coef, threshold=thr, defining=defs, sides=sides)
+    m = len(fam)
+    return dict(family=[np.array(fam, np.int8)], feature=[np.array(feat, np.int64)],
+                coef=[np.array(coef, np.float64).reshape(m, len(powers))],
+                threshold=[np.array(thr, np.float64)],
+                defining=[np.array(defs, np.int64).reshape(m, 1)],
+                sides=[np.array(sides, bool).reshape(m, n)])
 
 
 def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, family: int,
-                 ties: str, chunk: int = 2048) -> dict:
-    """Hyperplanes in the monomial space ``monomials(X, powers[basis_cols])`` through G points."""
+                 ties: str, chunk: int = 2048, deadline: float | None = None) -> dict:
+    """Hyperplanes in the monomial space ``monomials(X, powers[basis_cols])`` through G points.
+
+    Stops early (``out["complete"] = False``) once ``time.perf_counter()`` passes ``deadline``.
+    """
     n = len(X)
     phi_all = monomials(X, powers)
     phi = phi_all[:, basis_cols]
     g = phi.shape[1]
-    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], sides=[])
+    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], sides=[],
+               dropped_defining=[], dropped_sides=[], complete=True)
     if n < g:
         return out
+    # Rounding bound of the Tree's evaluation of a rule on one point, per unit of
+    # sum_m |c_m * phi_m|: a dot product of g terms (gamma_g <= g * eps / 2) of monomials, each a
+    # product of D powers (<= 3 D * eps / 2), so twice the first-order bound.
+    n_feat = powers.shape[1]
+    rel_err = (g + 3 * n_feat + 2) * np.finfo(np.float64).eps
+    abs_phi = np.abs(phi)
     # Geometry in standardised coordinates (conditioning); final rules in raw coordinates.
     mu = phi.mean(axis=0)
     sd = phi.std(axis=0)
@@ -188,6 +225,9 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
                 else -np.ones((1, g)))
     subsets_iter = itertools.combinations(range(n), g)
     while True:
+        if deadline is not None and time.perf_counter() >= deadline:
+            out["complete"] = next(subsets_iter, None) is None
+            break
         block = np.array(list(itertools.islice(subsets_iter, chunk)), np.int64).reshape(-1, g)
         if len(block) == 0:
             break
@@ -203,6 +243,9 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
         on_plane = np.abs(v) <= 1e-9
         pinv = np.linalg.pinv(A)  # (S, g+1, g)
         for pat in patterns:
+            if deadline is not None and time.perf_counter() >= deadline:
+                out["complete"] = False
+                return out
             dz = pinv @ pat  # (S, g+1): tilt with values `pat` at the defining points
             dv = (Z @ dz[:, :g].T - dz[:, g]).T  # (S, U)
             ratio = np.where(on_plane, np.inf, np.abs(v) / np.maximum(np.abs(dv), 1e-300))
@@ -212,39 +255,50 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
             left = (v + eta[:, None] * dv) < 0
             rows = np.arange(len(block))[:, None]
             left[rows, block] = pat[None, :] < 0
+            # a point on the plane that the tilt does not move has no side: such a (subset,
+            # pattern) defines no rule (its splits come from other subsets)
+            undecided = on_plane & (np.abs(dv) <= 1e-9)
+            undecided[rows, block] = False
+            defined = ~undecided.any(axis=1)
             # raw coordinates, scaled so the largest coefficient has magnitude one
             c_raw = a / sd
             t_raw = b + (a * mu / sd).sum(axis=1)
             scale = np.abs(c_raw).max(axis=1)
             c_raw /= scale[:, None]
             t_raw /= scale
-            raw = phi @ c_raw.T  # (U, S), the Tree's arithmetic
-            raw = raw.T
-            lo = np.where(left, raw, -np.inf).max(axis=1)
-            hi = np.where(left, np.inf, raw).min(axis=1)
-            nonempty = left.any(axis=1) & (~left).any(axis=1)
-            span = np.abs(raw).max(axis=1) + 1.0
-            good = nonempty & (hi - lo > 1e-10 * span)
+            raw = (phi @ c_raw.T).T  # (S, U), the Tree's arithmetic up to rounding
+            err = rel_err * (abs_phi @ np.abs(c_raw).T).T  # (S, U) rounding bound per point
+            # every left value stays <= t and every right value > t whatever the rounding
+            lo = np.where(left, raw + err, -np.inf).max(axis=1)
+            hi = np.where(left, np.inf, raw - err).min(axis=1)
+            nonempty = left.any(axis=1) & (~left).any(axis=1) & defined
+            good = nonempty & (hi > lo)
+            lost = np.flatnonzero(nonempty & ~good)
+            out["dropped_defining"].append(block[lost])
+            out["dropped_sides"].append(left[lost])
             sel = np.flatnonzero(good)
             rows_c = np.zeros((len(sel), len(powers)))
             rows_c[:, basis_cols] = c_raw[sel]
-            t = 0.5 * (lo[sel] + hi[sel])
-            out["family"].extend([family] * len(sel))
-            out["feature"].extend([-1] * len(sel))
-            out["coef"].extend(rows_c)
-            out["threshold"].extend(t.tolist())
-            out["defining"].extend(block[sel].tolist())
-            out["sides"].extend(raw[sel] <= t[:, None])
+            t = lo[sel] + 0.5 * (hi[sel] - lo[sel])
+            out["family"].append(np.full(len(sel), family, np.int8))
+            out["feature"].append(np.full(len(sel), -1, np.int64))
+            out["coef"].append(rows_c)
+            out["threshold"].append(t)
+            out["defining"].append(block[sel])
+            out["sides"].append(raw[sel] <= t[:, None])
     return out
 
 
 def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",), degree: int = 2,
-               ties: str = "all", max_rules: int = DEFAULT_MAX_RULES) -> RuleSet:
+               ties: str = "all", max_rules: int = DEFAULT_MAX_RULES,
+               deadline: float | None = None) -> RuleSet:
     """All candidate rules of the given families over the points ``X`` (rows should be distinct).
 
     ``families``: any of ``"axis"``, ``"hyperplane"``, ``"polynomial"`` (degree ``degree``), or
     ``"mixed"`` (all three; the polynomial part only when ``degree >= 2``). Raises ``ValueError``
-    naming the estimated rule count when it exceeds ``max_rules``.
+    naming the estimated rule count when it exceeds ``max_rules``. With ``deadline`` (a
+    ``time.perf_counter()`` value) generation stops once it is passed and the rule set comes
+    back with ``complete=False``.
     """
     X = np.asarray(X, np.float64)
     if X.ndim != 2 or len(X) == 0:
@@ -279,26 +333,56 @@ def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",),
             parts.append(_axis_rules(X, powers))
         elif fam == "hyperplane":
             cols = np.flatnonzero(powers.sum(axis=1) == 1)
-            parts.append(_plane_rules(X, powers, cols, HYPERPLANE, ties))
+            parts.append(_plane_rules(X, powers, cols, HYPERPLANE, ties, deadline=deadline))
         else:
             cols = np.arange(len(powers))
-            parts.append(_plane_rules(X, powers, cols, POLYNOMIAL, ties))
-    g_max = max([len(dd) for p in parts for dd in p["defining"]] or [1])
-    defs = [dd + [-1] * (g_max - len(dd)) for p in parts for dd in p["defining"]]
-    m = len(defs)
-    sides = [s for p in parts for s in p["sides"]]
+            parts.append(_plane_rules(X, powers, cols, POLYNOMIAL, ties, deadline=deadline))
+    g_max = max([b.shape[1] for p in parts for b in p["defining"]] or [1])
+
+    def cat(key: str, empty: np.ndarray) -> np.ndarray:
+        blocks = [b for p in parts for b in p.get(key, ())]
+        if key.endswith("defining"):  # pad to g_max columns with -1
+            blocks = [np.pad(b, ((0, 0), (0, g_max - b.shape[1])), constant_values=-1)
+                      for b in blocks]
+        return np.concatenate([empty] + blocks) if blocks else empty
+
+    sides = cat("sides", np.zeros((0, n), bool))
     rs = RuleSet(
-        family=np.array([f for p in parts for f in p["family"]], np.int8),
-        feature=np.array([f for p in parts for f in p["feature"]], np.int64),
-        coef=np.array([c for p in parts for c in p["coef"]], np.float64).reshape(m, len(powers)),
-        threshold=np.array([t for p in parts for t in p["threshold"]], np.float64),
+        family=cat("family", np.zeros(0, np.int8)),
+        feature=cat("feature", np.zeros(0, np.int64)),
+        coef=cat("coef", np.zeros((0, len(powers)))),
+        threshold=cat("threshold", np.zeros(0)),
         powers=powers,
-        defining=np.array(defs, np.int64).reshape(m, g_max),
-        sides=pack_bits(np.array(sides, bool).reshape(m, n)) if m else np.zeros((0, (n + 63) // 64),
-                                                                               np.uint64),
+        defining=cat("defining", np.zeros((0, g_max), np.int64)),
+        sides=pack_bits(sides) if len(sides) else np.zeros((0, (n + 63) // 64), np.uint64),
         n_points=n,
     )
-    return _dedup(rs)
+    rs = _dedup(rs)
+    dropped = cat("dropped_sides", np.zeros((0, n), bool))
+    if len(dropped):
+        rs.n_unrepresentable = _count_lost(
+            rs, cat("dropped_defining", np.zeros((0, g_max), np.int64)), pack_bits(dropped))
+    rs.complete = all(p.get("complete", True) for p in parts)
+    for fam in families:
+        if fam != "axis":
+            g = d if fam == "hyperplane" else len(powers)
+            if ties == "left" or 2 <= n < g:
+                rs.exhaustive = False
+    return rs
+
+
+def _rule_keys(defining: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """One int64 row per rule: its sorted defining points (padded with -1) and side words."""
+    return np.concatenate([np.sort(defining, axis=1), sides.view(np.int64)], axis=1)
+
+
+def _count_lost(rs: RuleSet, defining: np.ndarray, sides: np.ndarray) -> int:
+    """Distinct dropped rules (defining points and sides) that no kept rule reproduces."""
+    kept = _rule_keys(rs.defining, rs.sides)
+    lost = _rule_keys(defining, sides)
+    _, inv = np.unique(np.concatenate([kept, lost]), axis=0, return_inverse=True)
+    inv = inv.ravel()
+    return len(np.setdiff1d(inv[len(kept):], inv[:len(kept)]))
 
 
 def _dedup(rs: RuleSet) -> RuleSet:

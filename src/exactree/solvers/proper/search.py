@@ -20,7 +20,7 @@ import numpy as np
 
 from ...objectives import get_objective
 from ...tree import Tree, TreeBuilder
-from ..result import OPTIMAL, TIME_LIMIT, SolveResult
+from ..result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from . import _kernels as kern
 from .rules import AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits
 
@@ -260,21 +260,33 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                  n_splits: int, rules: str | tuple[str, ...] = "hyperplane", degree: int = 2,
                  ties: str = "all", max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int | None = None) -> SolveResult:
-    """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``."""
+    """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
+
+    ``time_limit`` covers the whole solve, rule generation included. The status is
+    ``"optimal"`` only when the search finished over a rule family that holds every split of its
+    kind (``ties="all"`` or axis rules only) and every rule could be stored faithfully in raw
+    coordinates (:class:`RuleSet` ``exhaustive`` and ``n_unrepresentable``); otherwise
+    ``"optimal_on_binarized"``
+    (optimal over the generated rules, lower bound 0), a deadline gives ``"time_limit"``.
+    """
     from .rules import DEFAULT_MAX_RULES
 
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
     X = np.asarray(X, np.float64)
     data = point_data(X, y, sample_weight, n_classes)
     ruleset = make_rules(data.X, rules, degree=degree, ties=ties,
-                         max_rules=DEFAULT_MAX_RULES if max_rules is None else max_rules)
+                         max_rules=DEFAULT_MAX_RULES if max_rules is None else max_rules,
+                         deadline=deadline)
     total = sum(math.comb(len(ruleset), k) for k in range(1, n_splits + 1))
     if time_limit is None and total > 10**10:
         warnings.warn(
             f"{total:.3g} rule combinations to examine ({len(ruleset):,} rules, n_splits="
             f"{n_splits}); this may take very long. Set time_limit for an anytime answer, or use "
             "fewer points, fewer splits or a smaller rule family.", UserWarning, stacklevel=3)
+    remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
     res = odt(ruleset, data, n_splits, min_samples_leaf=min_samples_leaf, max_depth=max_depth,
-              time_limit=time_limit)
+              time_limit=remaining)
     if not np.isfinite(res.value):
         raise ValueError(
             f"no tree satisfies min_samples_leaf={min_samples_leaf} on {int(data.counts.sum())} "
@@ -282,9 +294,17 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     tree = build_tree(ruleset, data, res, X, y, sample_weight, n_classes,
                       min_samples_leaf=min_samples_leaf, max_depth=max_depth)
     value = tree_objective(tree, X, y, sample_weight)
-    stats = dict(res.stats, search_objective=res.value)
-    lower = value if res.status == OPTIMAL else 0.0
-    return SolveResult(tree=tree, objective=value, lower_bound=min(lower, value), status=res.status,
+    status = res.status
+    if not ruleset.complete:
+        status = TIME_LIMIT
+    elif status == OPTIMAL and (not ruleset.exhaustive or ruleset.n_unrepresentable):
+        status = OPTIMAL_ON_BINARIZED  # optimal over the generated rules only
+    stats = dict(res.stats, search_objective=res.value, rules_complete=ruleset.complete,
+                 rules_exhaustive=ruleset.exhaustive,
+                 unrepresentable_rules=ruleset.n_unrepresentable,
+                 seconds=time.perf_counter() - start)
+    lower = value if status == OPTIMAL else 0.0
+    return SolveResult(tree=tree, objective=value, lower_bound=min(lower, value), status=status,
                        stats=stats)
 
 
