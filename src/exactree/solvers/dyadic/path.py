@@ -16,7 +16,13 @@ Every distinct solution value ``(error, leaves)`` reachable by minimising ``erro
     solution. Needs errors on an integer grid (integer weights and losses).
 ``"adaptive_heuristic"`` (the paper's adaptive + heuristic search)
     Next penalty = the largest local break-point below the current one seen during the last
-    search, else the adaptive list. Like the paper's, it can skip a solution in rare cases.
+    search, else the adaptive list. Like the paper's, it can skip solutions: it missed at
+    least one in 19 of 200 random problems (``benchmarks/bench_dyadic.py --heuristic``). So
+    its path is *certified* by default: every adjacent pair of its solutions (plus the
+    ``lam -> 0+`` limit) is checked with the ``"hull"`` test, which finds each skipped solution
+    (``PathResult.skipped``) at the price of about one more search per solution. Only with
+    ``certify=False`` (benchmarks) does the raw heuristic path come back, marked
+    ``exact=False``.
 
 The paper's heuristic uses the split ratio ``delta / |T|`` of the non-chosen candidates; we use
 the penalty at which a non-chosen candidate (more leaves, less error) would overtake the chosen
@@ -47,6 +53,8 @@ class PathResult:
     visited: list[int]         # rectangles visited by each search
     lams: list[float]          # every penalty visited, in order
     complete: bool = True      # False when max_evaluations stopped the search
+    exact: bool = True         # False for an uncertified heuristic path (may miss solutions)
+    skipped: int = 0           # solutions the heuristic missed and the certification found
 
 
 def _same(a: DyadicSolution, b: DyadicSolution, tol: float) -> bool:
@@ -90,25 +98,48 @@ def error_unit(problem: DyadicProblem) -> float | None:
     return None
 
 
-def _hull(problem: DyadicProblem, run: _Runner) -> list[DyadicSolution]:
+def _fill(problem: DyadicProblem, run: _Runner, known: list[DyadicSolution]) -> int:
+    """Complete ``known`` (hull vertices, smallest tree first, from the single leaf to the
+    ``lam -> 0+`` limit) in place: between two adjacent solutions ``a, b`` solve at the penalty
+    where their risks are equal; ties go to the larger tree, so the answer is ``b`` exactly when
+    no solution lies between them. Returns the number of solutions added."""
     tol = problem.tol
+    added = 0
+    stack = list(zip(known, known[1:]))
+    while stack:
+        a, b = stack.pop()
+        lam = (a.err - b.err) / (b.leaves - a.leaves)
+        t = run(lam)
+        if _same(t, b, tol) or _same(t, a, tol) or not a.leaves < t.leaves < b.leaves:
+            continue
+        known.append(t)
+        added += 1
+        stack.append((t, b))
+        stack.append((a, t))
+    known.sort(key=lambda s: s.leaves)
+    return added
+
+
+def _hull(problem: DyadicProblem, run: _Runner) -> list[DyadicSolution]:
     top = run(_root_error(problem) * 2 + 1.0)          # the single leaf
     bottom = run(0.0, more_leaves=False)                # lam -> 0+ limit
     found = [top]
-    if not _same(top, bottom, tol):
+    if not _same(top, bottom, problem.tol):
         found.append(bottom)
-        stack = [(top, bottom)]
-        while stack:
-            a, b = stack.pop()
-            lam = (a.err - b.err) / (b.leaves - a.leaves)
-            t = run(lam)
-            if _same(t, b, tol) or _same(t, a, tol) or not a.leaves < t.leaves < b.leaves:
-                continue
-            found.append(t)
-            stack.append((t, b))
-            stack.append((a, t))
-    found.sort(key=lambda s: s.leaves)
+        _fill(problem, run, found)
     return found
+
+
+def _certify(problem: DyadicProblem, run: _Runner,
+             sols: list[DyadicSolution]) -> tuple[list[DyadicSolution], int]:
+    """The heuristic's solutions plus every one it skipped (see :func:`_fill`)."""
+    tol = problem.tol
+    found = sorted(sols, key=lambda s: s.leaves)
+    bottom = run(0.0, more_leaves=False)
+    missing_bottom = not any(_same(bottom, s, tol) for s in found)
+    if missing_bottom:
+        found.append(bottom)
+    return found, _fill(problem, run, found) + int(missing_bottom)
 
 
 def _next_adaptive(lam_c: float, err_c: float, leaves_c: int, l_bound: int,
@@ -156,16 +187,21 @@ def _adaptive(problem: DyadicProblem, run: _Runner, heuristic: bool,
 
 
 def compute_path(problem: DyadicProblem, *, search: str = "hull", prune: bool = True,
-                 l_bound: int | None = None, max_evaluations: int | None = None) -> PathResult:
+                 l_bound: int | None = None, max_evaluations: int | None = None,
+                 certify: bool = True) -> PathResult:
     """All distinct solution values of ``min error + lam * leaves`` over ``lam > 0``.
 
     ``max_evaluations`` (for benchmarks) stops after that many exact searches; the result then
-    holds the solutions found so far and ``complete=False``.
+    holds the solutions found so far and ``complete=False``. ``certify`` (default) completes
+    the ``"adaptive_heuristic"`` path with the solutions it skipped; ``certify=False`` returns
+    the raw heuristic path with ``exact=False``.
     """
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
     run = _Runner(problem, prune, max_evaluations)
     complete = True
+    exact = True
+    skipped = 0
     try:
         if search == "hull":
             sols = _hull(problem, run)
@@ -174,15 +210,22 @@ def compute_path(problem: DyadicProblem, *, search: str = "hull", prune: bool = 
                 from .search import greedy_leaf_bound
                 l_bound = greedy_leaf_bound(problem)
             sols = _adaptive(problem, run, search == "adaptive_heuristic", l_bound)
+            if search == "adaptive_heuristic":
+                if certify:
+                    sols, skipped = _certify(problem, run, sols)
+                else:
+                    exact = False
     except _Budget:
         complete = False
+        exact = False
         sols = sorted({(s.leaves, round(s.err, 9)): s for s in run.found}.values(),
                       key=lambda s: s.leaves)
     # Lemma 3 intervals: (e_i - e_{i+1}) / (l_{i+1} - l_i) < lam <= (e_{i-1} - e_i) / (l_i - l_{i-1})
     high = [math.inf] + [(a.err - b.err) / (b.leaves - a.leaves) for a, b in zip(sols, sols[1:])]
     low = high[1:] + [0.0]
     return PathResult(solutions=sols, lam_low=low, lam_high=high, evaluations=len(run.lams),
-                      visited=run.visited, lams=run.lams, complete=complete)
+                      visited=run.visited, lams=run.lams, complete=complete, exact=exact,
+                      skipped=skipped)
 
 
 def original_list_size(err_units: int, l_bound: int) -> int:
