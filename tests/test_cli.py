@@ -1,13 +1,22 @@
-"""The exactree command line: output, JSON round trip through predict, exit codes."""
+"""The exactree command line: output, JSON round trip through predict, exit codes, and every
+kind of bad input ending in one line on stderr (files in tests/data/csv, see its README)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+import exactree
+from exactree import OptimalTreeClassifier
 from exactree.cli import main
+
+DATA = Path(__file__).resolve().parent / "data" / "csv"
 
 
 @pytest.fixture
@@ -21,6 +30,22 @@ def csv_file(tmp_path):
         rows.append(f"{age},{colour},{label}")
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+@pytest.fixture
+def good_tree(tmp_path):
+    """A tree fitted on tests/data/csv/good.csv, saved as JSON."""
+    out = tmp_path / "tree.json"
+    assert main(["fit", str(DATA / "good.csv"), "--max-depth", "2", "--out", str(out)]) == 0
+    return out
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "no error printed"
+    assert err[-1].startswith("exactree: error:")
+    assert "Traceback" not in "\n".join(err)
+    return err[-1]
 
 
 def test_fit_bundled_data(capsys):
@@ -43,6 +68,109 @@ def test_fit_csv_then_predict(csv_file, tmp_path, capsys):
     assert predicted == expected
 
 
+def test_cli_answer_equals_the_python_api(good_tree, capsys):
+    """Same data through pandas + the estimator gives the same tree and predictions."""
+    capsys.readouterr()
+    frame = pd.read_csv(DATA / "good.csv")
+    X, y = frame.drop(columns="label"), frame["label"]
+    model = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert exactree.Tree.from_dict(json.loads(good_tree.read_text())) == model.tree_
+    assert main(["predict", str(good_tree), str(DATA / "good.csv")]) == 0
+    assert capsys.readouterr().out.split() == list(model.predict(X))
+
+
+@pytest.mark.parametrize("name", ["semicolon_bom.csv", "tab.tsv"])
+def test_delimiters_and_bom_read_like_the_plain_file(name, good_tree, capsys):
+    capsys.readouterr()
+    assert main(["predict", str(good_tree), str(DATA / "good.csv")]) == 0
+    expected = capsys.readouterr().out
+    assert main(["predict", str(good_tree), str(DATA / name)]) == 0
+    assert capsys.readouterr().out == expected
+    # the BOM is not part of the first column's name: --target finds it
+    assert main(["fit", str(DATA / name), "--target", "size", "--max-depth", "1"]) == 1
+    assert "continuous numbers" in one_line_error(capsys)
+    assert main(["fit", str(DATA / name), "--max-depth", "2"]) == 0
+    assert "training accuracy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command, name, message", [
+    ("fit", "duplicate_header.csv", "names column 'size' twice (columns 1 and 3)"),
+    ("predict", "duplicate_header.csv", "names column 'size' twice"),
+    ("fit", "na_token.csv", "column 'size', data row 4: missing value"),
+    ("predict", "na_token.csv", "column 'size', data row 4: missing value"),
+    ("fit", "empty_label.csv", "target column 'label', data row 5: empty label"),
+    ("fit", "dates.csv", "column 'day' in"),
+    ("fit", "continuous_target.csv", "target column 'bill_length_mm' holds continuous numbers"),
+    ("fit", "binary.csv", "is not a text CSV file (it holds binary data)"),
+    ("predict", "binary.csv", "is not a text CSV file"),
+    ("fit", "utf16.csv", "UTF-16"),
+    ("fit", "ragged.csv", "line 7: 2 fields, the header has 4"),
+])
+def test_bad_csv_is_one_line_error(command, name, message, good_tree, capsys):
+    args = ["fit", str(DATA / name), "--max-depth", "1"] if command == "fit" else \
+        ["predict", str(good_tree), str(DATA / name)]
+    capsys.readouterr()
+    assert main(args) == 1
+    err = one_line_error(capsys)
+    assert message in err
+    assert capsys.readouterr().out == ""  # no partial result
+
+
+def test_text_that_is_not_utf8(tmp_path, capsys):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("ville,label\nZürich,a\nGenève,b\n".encode("latin-1"))
+    assert main(["fit", str(path)]) == 1
+    assert "is not UTF-8 text (byte 13 cannot be decoded); save it as UTF-8" in one_line_error(capsys)
+
+
+def test_dates_say_what_to_do(capsys):
+    assert main(["fit", str(DATA / "dates.csv")]) == 1
+    assert "dates or times; convert it to numbers" in one_line_error(capsys)
+
+
+def test_missing_values_say_what_to_do(capsys):
+    assert main(["fit", str(DATA / "na_token.csv")]) == 1
+    assert "impute" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("not_a_tree.json", "not an exactree tree description"),
+    ("incomplete_tree.json", "not a valid exactree tree description: no feature"),
+    ("binary.csv", "it is not a JSON file"),
+    ("good.csv", "it is not a JSON file"),
+    ("missing.json", "No such file"),
+])
+def test_json_that_is_not_a_tree(name, message, capsys):
+    assert main(["predict", str(DATA / name), str(DATA / "good.csv")]) == 1
+    assert message in one_line_error(capsys)
+
+
+def test_out_path_is_checked_before_fitting(tmp_path, capsys):
+    target = tmp_path / "no" / "such" / "dir" / "tree.json"
+    assert main(["fit", str(DATA / "good.csv"), "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "fitting" not in err  # refused before any work
+    assert main(["fit", str(DATA / "good.csv"), "--out", str(tmp_path)]) == 1
+    assert "is a directory" in one_line_error(capsys)
+
+
+def test_max_thresholds_option(tmp_path, capsys):
+    path = tmp_path / "line.csv"
+    path.write_text("x,label\n" + "".join(f"{i},{i % 3 == 0}\n" for i in range(50)))
+    assert main(["fit", str(path), "--max-depth", "2", "--max-thresholds", "4"]) == 0
+    assert "status: optimal_on_binarized" in capsys.readouterr().out
+    assert main(["fit", str(path), "--max-thresholds", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "'max_thresholds' parameter" in err and "fitting" not in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"exactree {exactree.__version__}"
+
+
 @pytest.mark.parametrize("args, message", [
     (["fit", "missing.csv"], "cannot read"),
     (["fit", "{csv}", "--target", "nope"], "target column 'nope'"),
@@ -52,18 +180,36 @@ def test_fit_csv_then_predict(csv_file, tmp_path, capsys):
 def test_errors_are_one_line_with_exit_status_1(args, message, csv_file, capsys):
     args = [a.replace("{csv}", str(csv_file)) for a in args]
     assert main(args) == 1
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("exactree: error:") and message in err
+    assert message in one_line_error(capsys)
 
 
 def test_empty_cell_is_an_error_not_a_category(tmp_path, capsys):
     path = tmp_path / "gap.csv"
     path.write_text("age,label\n30,a\n,b\n50,a\n60,b\n")
     assert main(["fit", str(path), "--max-depth", "1"]) == 1
-    assert "empty value" in capsys.readouterr().err
+    assert "column 'age', data row 2: missing value" in one_line_error(capsys)
+
+
+def test_predict_checks_columns_and_categories(good_tree, tmp_path, capsys):
+    frame = pd.read_csv(DATA / "good.csv")
+    frame.drop(columns="colour").to_csv(tmp_path / "a.csv", index=False)
+    assert main(["predict", str(good_tree), str(tmp_path / "a.csv")]) == 1
+    assert "lacks the columns 'colour'" in one_line_error(capsys)
+    frame.assign(colour="purple").to_csv(tmp_path / "b.csv", index=False)
+    assert main(["predict", str(good_tree), str(tmp_path / "b.csv")]) == 1
+    assert "categories not seen in fit: 'purple'" in one_line_error(capsys)
+    frame.assign(size="big").to_csv(tmp_path / "c.csv", index=False)
+    assert main(["predict", str(good_tree), str(tmp_path / "c.csv")]) == 1
+    assert "column 'size' must be numeric" in one_line_error(capsys)
 
 
 def test_bad_usage_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["fit", "--max-depth", "three"])
     assert e.value.code == 2
+
+
+def test_installed_command_runs():
+    out = subprocess.run([sys.executable, "-m", "exactree.cli", "--version"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("exactree ")

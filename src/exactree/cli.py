@@ -1,141 +1,365 @@
 """The ``exactree`` command: fit an optimal tree on a CSV file and predict with a saved tree.
 
-    exactree fit [DATA.csv] [--target COL] [--max-depth 3] [--time-limit S] [--out tree.json]
+    exactree fit [DATA.csv] [--target COL] [--max-depth 3] [--max-thresholds K]
+                 [--time-limit S] [--out tree.json]
     exactree predict tree.json DATA.csv
+    exactree --version
 
 Without a data file, ``fit`` runs on the bundled *anneal* data. Results go to stdout, progress
 to stderr; bad input ends with a one-line error and exit status 1 (2 for bad usage).
+
+CSV files are read with ``pandas.read_csv``: UTF-8 (a byte-order mark is dropped), the
+delimiter (comma, semicolon, tab or bar) taken from the header line, the usual missing-value
+markers (an empty cell, ``NA``, ``NaN``, ``null``, ...) read as missing. Nothing is guessed
+silently: missing values, duplicate column names, dates, a continuous target or a file that is
+not UTF-8 text are each refused with a message naming the column (and row) and what to do.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import math
+import os
+import re
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .data import load_anneal
-from .tree import Tree, export_text
+from . import __version__
+
+#: Delimiters tried on the header line, most common first (ties go to the earlier one).
+DELIMITERS = (",", ";", "\t", "|")
+_MISSING_HINT = ("exactree does not handle missing values: impute them or drop those rows "
+                 "first")
+# A value that is a date or a time of day, in the usual written forms.
+_DATE = re.compile(
+    r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?)?"
+    r"|\d{4}/\d{1,2}/\d{1,2}( \d{1,2}:\d{2}(:\d{2})?)?"
+    r"|\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?")
 
 
 class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
 
 
-def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+# ------------------------------------------------------------------------------ reading CSV
+def _decode(path: str) -> str:
+    """The file's text, or a CLIError for an unreadable, empty, binary or non-UTF-8 file."""
     try:
-        with open(path, newline="") as f:
-            rows = [r for r in csv.reader(f) if r]
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
-        raise CLIError(f"cannot read {path}: {e.strerror}") from None
-    if len(rows) < 2:
-        raise CLIError(f"{path} needs a header line and at least one data row")
-    header, data = rows[0], rows[1:]
-    for i, r in enumerate(data, start=2):
-        if len(r) != len(header):
-            raise CLIError(f"{path}, line {i}: {len(r)} fields, the header has {len(header)}")
-    return header, data
-
-
-def _column(values: list[str], name: str) -> np.ndarray:
-    """Numbers when every value parses as one, else the strings (a categorical column)."""
-    for i, v in enumerate(values, start=2):
-        if not v.strip():
-            raise CLIError(f"column {name!r}, line {i}: empty value (missing values are not "
-                           "supported)")
+        raise CLIError(f"cannot read {path}: {e.strerror or e}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise CLIError(f"{path} is UTF-16 text; save it as UTF-8 (CSV UTF-8)")
+    if b"\x00" in raw:
+        raise CLIError(f"{path} is not a text CSV file (it holds binary data)")
     try:
-        return np.array([float(v) for v in values])
-    except ValueError:
-        return np.array(values, dtype=object)
+        text = raw.decode("utf-8-sig")  # drops a byte-order mark
+    except UnicodeDecodeError as e:
+        raise CLIError(f"{path} is not UTF-8 text (byte {e.start} cannot be decoded); save it "
+                       "as UTF-8 CSV") from None
+    bad = re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", text)
+    if bad:
+        raise CLIError(f"{path} is not a text CSV file (control character {bad.group()!r} at "
+                       f"character {bad.start()})")
+    if not text.strip():
+        raise CLIError(f"{path} is empty; it needs a header line and at least one data row")
+    return text
 
 
-def _matrix(columns: list[np.ndarray]) -> np.ndarray:
-    if all(c.dtype != object for c in columns):
-        return np.column_stack(columns)
-    return np.column_stack([c.astype(object) for c in columns])
+def _header(path: str, text: str) -> tuple[str, list[str]]:
+    """``(delimiter, column names)`` from the first non-blank line; duplicate names refused."""
+    first = next(line for line in text.splitlines() if line.strip())
+    best, names = DELIMITERS[0], [first]
+    for delimiter in DELIMITERS:
+        try:
+            fields = next(csv.reader([first], delimiter=delimiter, skipinitialspace=True))
+        except (csv.Error, StopIteration):
+            continue
+        if len(fields) > len(names):
+            best, names = delimiter, fields
+    seen: dict[str, int] = {}
+    for j, name in enumerate(names):
+        if name in seen:
+            raise CLIError(f"{path}: the header names column {name!r} twice (columns "
+                           f"{seen[name] + 1} and {j + 1}); column names must be unique")
+        seen[name] = j
+    return best, names
+
+
+def _check_field_counts(path: str, text: str, delimiter: str, n_fields: int) -> None:
+    """Every non-blank line holds as many fields as the header (pandas would pad short lines
+    with missing values and could take an extra leading field for an index)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
+                        skipinitialspace=True)
+    try:
+        for row in reader:
+            if len(row) != n_fields and row and not (len(row) == 1 and not row[0].strip()):
+                raise CLIError(f"{path}, line {reader.line_num}: {len(row)} fields, the header "
+                               f"has {n_fields}")
+    except csv.Error as e:
+        raise CLIError(f"cannot parse {path}, line {reader.line_num}: {e}") from None
+
+
+def _read_csv(path: str, text_columns: Sequence[str] | None = None,
+              target: str | None = None) -> tuple[Any, str | None]:
+    """The file as a pandas DataFrame, and the target column name (``target`` or the last).
+
+    ``text_columns`` (default: the target) are read as text exactly as written; the other
+    columns get pandas' type inference (numbers, booleans, text).
+    """
+    import warnings
+
+    import pandas as pd
+
+    text = _decode(path)
+    delimiter, names = _header(path, text)
+    if target is None and text_columns is None:
+        target = names[-1]
+    if target is not None and target not in names:
+        shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+        raise CLIError(f"target column {target!r} is not in {path} (its columns: {shown})")
+    _check_field_counts(path, text, delimiter, len(names))
+    as_text = list(text_columns or ()) + ([target] if target is not None else [])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True,
+                                index_col=False,
+                                dtype={c: str for c in as_text if c in names}, low_memory=False)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError,
+            ValueError, csv.Error) as e:
+        raise CLIError(f"cannot parse {path}: {_parser_message(e)}") from None
+    if len(frame) == 0:
+        raise CLIError(f"{path} needs a header line and at least one data row")
+    if frame.shape[1] != len(names):
+        raise CLIError(f"cannot parse {path}: found {frame.shape[1]} columns, the header "
+                       f"names {len(names)}")
+    frame.columns = names  # exactly as written (pandas would rename duplicates or blanks)
+    return frame, target
+
+
+def _parser_message(e: Exception) -> str:
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+    if m:
+        return f"line {m.group(2)} has {m.group(3)} fields, the header has {m.group(1)}"
+    return _one_line(str(e)) or type(e).__name__
+
+
+def _missing_error(column: str, row: int) -> CLIError:
+    return CLIError(f"column {column!r}, data row {row + 1}: missing value (an empty cell or a "
+                    f"marker such as NA); {_MISSING_HINT}")
+
+
+def _first_missing(series: Any) -> int | None:
+    missing = np.flatnonzero(series.isna().to_numpy())
+    return int(missing[0]) if len(missing) else None
+
+
+def _looks_like_dates(values: Sequence[Any]) -> bool:
+    strings = [v for v in values if isinstance(v, str)]
+    return bool(strings) and len(strings) == len(values) and all(
+        _DATE.fullmatch(v.strip()) for v in strings)
+
+
+def _features(frame: Any, path: str) -> Any:
+    """Check the feature columns: no missing values, no dates; text columns stay categorical."""
+    from pandas.api.types import is_numeric_dtype
+
+    for name in frame.columns:
+        column = frame[name]
+        row = _first_missing(column)
+        if row is not None:
+            raise _missing_error(name, row)
+        if not is_numeric_dtype(column.dtype) and _looks_like_dates(column.unique().tolist()):
+            raise CLIError(f"column {name!r} in {path} holds dates or times; convert it to "
+                           "numbers first (e.g. the year, or days since a reference date) or "
+                           "drop it")
+    return frame
+
+
+def _labels(frame: Any, target: str) -> np.ndarray:
+    """The target column as text labels; empty labels and continuous numbers refused."""
+    y = frame[target]
+    row = _first_missing(y)
+    if row is not None:
+        raise CLIError(f"target column {target!r}, data row {row + 1}: empty label (every row "
+                       "needs a class label)")
+    labels = y.to_numpy(dtype=object)
+    numbers = []
+    for v in set(labels.tolist()):
+        try:
+            numbers.append(float(v))
+        except ValueError:
+            break
+    else:  # every label is a number
+        if not all(math.isfinite(x) and x == int(x) for x in numbers):
+            example = sorted(numbers)[len(numbers) // 2]
+            raise CLIError(
+                f"target column {target!r} holds continuous numbers ({len(numbers)} distinct "
+                f"values such as {example:g}); exactree fit learns classifiers: choose a column "
+                "of class labels or bin this one into classes first")
+    return labels
+
+
+# ------------------------------------------------------------------------------- commands
+def _check_out(path: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CLIError(f"--out {path} is a directory; give a file name")
+    if not os.path.isdir(folder):
+        raise CLIError(f"--out {path}: the directory {folder} does not exist")
+    target = path if os.path.exists(path) else folder
+    if not os.access(target, os.W_OK):
+        raise CLIError(f"--out {path}: no permission to write there")
 
 
 def _fit(args: argparse.Namespace) -> int:
     from .estimators.optimal import OptimalTreeClassifier
 
-    if args.data is None:
-        X, y, names = load_anneal()
-        print("exactree: no data file given, using the bundled anneal data", file=sys.stderr)
-    else:
-        header, rows = _read_csv(args.data)
-        target = args.target if args.target is not None else header[-1]
-        if target not in header:
-            raise CLIError(f"target column {target!r} is not in {args.data}")
-        t = header.index(target)
-        y = np.array([r[t] for r in rows], dtype=object)
-        names = [h for j, h in enumerate(header) if j != t]
-        X = _matrix([_column([r[j] for r in rows], header[j]) for j in range(len(header))
-                     if j != t])
     model = OptimalTreeClassifier(max_depth=args.max_depth, max_nodes=args.max_nodes,
                                   min_samples_leaf=args.min_samples_leaf,
                                   cost_complexity=args.cost_complexity,
-                                  time_limit=args.time_limit)
+                                  time_limit=args.time_limit, max_thresholds=args.max_thresholds)
+    try:
+        model._validate_params()  # bad options fail before any reading
+    except ValueError as e:
+        raise CLIError(_one_line(str(e))) from None
+    _check_out(args.out)
+    if args.data is None:
+        from .data import load_anneal
+
+        X, y, names = load_anneal()
+        print("exactree: no data file given, using the bundled anneal data", file=sys.stderr)
+    else:
+        frame, target = _read_csv(args.data, target=args.target)
+        y = _labels(frame, target)
+        X = _features(frame.drop(columns=[target]), args.data)
+        if X.shape[1] == 0:
+            raise CLIError(f"{args.data} has no feature columns besides the target {target!r}")
     print(f"exactree: fitting depth {args.max_depth} on {X.shape[0]} rows x {X.shape[1]} "
           "columns ...", file=sys.stderr)
     start = time.perf_counter()
     try:
         model.fit(X, y)
     except ValueError as e:
-        raise CLIError(str(e)) from None
-    model.tree_.feature_names = tuple(names)
+        raise CLIError(_one_line(str(e))) from None
+    if args.data is None:
+        model.tree_.feature_names = tuple(names)
     print(f"exactree: done in {time.perf_counter() - start:.2f} s", file=sys.stderr)
+    from .tree import export_text
+
     print(export_text(model.tree_), end="")
     print(f"training accuracy: {model.score(X, y):.4f}")
     print(f"objective: {model.objective_:g}   lower bound: {model.lower_bound_:g}   "
           f"gap: {model.gap_:.4g}   status: {model.status_}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(model.tree_.to_dict(), f)
+        try:
+            with open(args.out, "w") as f:
+                json.dump(model.tree_.to_dict(), f)
+        except OSError as e:
+            raise CLIError(f"cannot write {args.out}: {e.strerror or e}") from None
         print(f"exactree: tree written to {args.out}", file=sys.stderr)
     return 0
 
 
-def _predict(args: argparse.Namespace) -> int:
+def _load_tree(path: str) -> Any:
+    from .tree import Tree
+
     try:
-        with open(args.tree) as f:
-            tree = Tree.from_dict(json.load(f))
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise CLIError(f"cannot load tree from {args.tree}: {e}") from None
-    header, rows = _read_csv(args.data)
-    names = tree.feature_names or [f"x{j}" for j in range(tree.n_features)]
-    missing = [n for n in names if n not in header]
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise CLIError(f"cannot load tree from {path}: {e.strerror or e}") from None
+    try:
+        description = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise CLIError(f"cannot load tree from {path}: it is not a JSON file (write one with "
+                       "'exactree fit --out')") from None
+    try:
+        return Tree.from_dict(description)
+    except ValueError as e:
+        raise CLIError(f"cannot load tree from {path}: {_one_line(str(e))}") from None
+
+
+def _predict(args: argparse.Namespace) -> int:
+    tree = _load_tree(args.tree)
+    names = list(tree.feature_names or [f"x{j}" for j in range(tree.n_features)])
+    categories = list(tree.categories or [None] * tree.n_features)
+    text = [n for n, c in zip(names, categories) if c is not None]
+    frame, _ = _read_csv(args.data, text_columns=text)
+    missing = [n for n in names if n not in frame.columns]
     if missing:
-        raise CLIError(f"{args.data} lacks the columns {', '.join(missing)}")
-    X = np.empty((len(rows), len(names)))
-    for j, name in enumerate(names):
-        values = [r[header.index(name)] for r in rows]
-        cats = tree.categories[j] if tree.categories else None
+        raise CLIError(f"{args.data} lacks the columns {', '.join(repr(m) for m in missing)}")
+    X = np.empty((len(frame), len(names)))
+    for j, (name, cats) in enumerate(zip(names, categories)):
+        column = frame[name]
+        row = _first_missing(column)
+        if row is not None:
+            raise _missing_error(name, row)
         if cats is None:
-            try:
-                X[:, j] = [float(v) for v in values]
-            except ValueError:
-                raise CLIError(f"column {name!r} must be numeric") from None
+            if column.dtype.kind not in "biuf":
+                values = column.tolist()
+                bad = next(i for i, v in enumerate(values) if not _is_number(v))
+                raise CLIError(f"column {name!r} must be numeric (it was in fit), but data row "
+                               f"{bad + 1} holds {values[bad]!r}")
+            X[:, j] = column.to_numpy(dtype=np.float64)
+            if not np.all(np.isfinite(X[:, j])):
+                bad = int(np.flatnonzero(~np.isfinite(X[:, j]))[0])
+                raise CLIError(f"column {name!r}, data row {bad + 1}: infinity is not a value "
+                               "a tree can split")
         else:
             index = {str(c): i for i, c in enumerate(cats)}
+            values = column.tolist()
             unknown = sorted(set(values) - set(index))
             if unknown:
-                raise CLIError(f"column {name!r} holds categories not seen in fit: {unknown[:5]}")
+                raise CLIError(f"column {name!r} holds categories not seen in fit: "
+                               f"{', '.join(repr(u) for u in unknown[:5])}")
             X[:, j] = [index[v] for v in values]
+    from .tree.tree import prefer_compiled
+
     try:
-        labels = tree.predict(X)
+        if prefer_compiled(tree, len(X)):
+            from ._compile_note import note_compiling
+            from .tree.compiled import predict_leaves
+
+            note_compiling()
+            labels = tree.label[predict_leaves(tree, X, method="compiled")]
+        else:
+            labels = tree.predict(X)
     except ValueError as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(_one_line(str(e))) from None
     classes = tree.class_names or list(range(tree.n_classes))
     sys.stdout.write("".join(f"{classes[k]}\n" for k in labels))
     return 0
 
 
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(v, str)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="exactree", description="Provably optimal decision trees.")
+    parser.add_argument("--version", action="version", version=f"exactree {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     fit = sub.add_parser("fit", help="fit an optimal tree and print it")
     fit.add_argument("data", nargs="?", help="CSV file with a header (default: bundled anneal)")
@@ -144,8 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--max-nodes", type=int, default=None)
     fit.add_argument("--min-samples-leaf", type=int, default=1)
     fit.add_argument("--cost-complexity", type=float, default=0.0)
+    fit.add_argument("--max-thresholds", type=int, default=None,
+                     help="cap candidate thresholds per numeric column (quantiles); the status "
+                          "then says optimal_on_binarized")
     fit.add_argument("--time-limit", type=float, default=None, help="seconds")
-    fit.add_argument("--out", help="write the fitted tree as JSON")
+    fit.add_argument("--out", help="write the fitted tree as JSON (checked before fitting)")
     fit.set_defaults(run=_fit)
     pred = sub.add_parser("predict", help="predict labels with a saved tree")
     pred.add_argument("tree", help="tree JSON written by 'exactree fit --out'")
@@ -161,6 +388,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as e:
         print(f"exactree: error: {e}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("exactree: error: out of memory (try a smaller --max-depth, --max-thresholds or "
+              "less data)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("exactree: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -7,11 +7,17 @@ category never seen in fit is an error rather than a silent guess.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+#: Advice appended to every missing-value error.
+IMPUTE = ("exactree does not handle missing values: impute them first (e.g. "
+          "sklearn.impute.SimpleImputer) or drop those rows")
+_TIME_TYPES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)
 
 
 @dataclass(frozen=True)
@@ -30,11 +36,21 @@ def _is_dataframe(X: Any) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
 
 
+def dates_error(name: str) -> ValueError:
+    """The error for a column of dates, times or durations (no silent one-category-per-date)."""
+    return ValueError(f"column {name!r} holds dates or times; exactree splits numbers and "
+                      "categories: convert it first (e.g. to the year, the day of the week or "
+                      "days since a reference date) or drop it")
+
+
 def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
     """Split input into per-column arrays, names and 'holds non-numbers' flags."""
     if _is_dataframe(X):
         from pandas.api.types import is_numeric_dtype
 
+        for name, dtype in zip(X.columns, X.dtypes):
+            if getattr(dtype, "kind", "") in "mM" or str(dtype).startswith(("datetime", "period")):
+                raise dates_error(str(name))
         cats = [not is_numeric_dtype(dtype) for dtype in X.dtypes]
         arrays = [X.iloc[:, j].to_numpy(dtype=object if cat else None) for j, cat in enumerate(cats)]
         return arrays, [str(c) for c in X.columns], cats
@@ -42,6 +58,8 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     names = [f"x{j}" for j in range(X.shape[1])]
+    if X.dtype.kind in "mM":
+        raise dates_error("x0")
     if X.dtype.kind in "biuf":
         return [X[:, j] for j in range(X.shape[1])], names, [False] * X.shape[1]
     if X.dtype.kind not in "OUS":
@@ -66,6 +84,15 @@ def _is_missing(v: Any) -> bool:
         return bool(v != v)  # NaN and NaT differ from themselves
     except TypeError:  # pandas.NA refuses to be a bool
         return True
+
+
+def nonfinite_error(values: np.ndarray, finite: np.ndarray, column: str) -> ValueError:
+    """The error for the first NaN or infinity in a numeric column (``finite`` its mask)."""
+    row = int(np.flatnonzero(~finite)[0])
+    if np.isnan(values[row]):
+        return ValueError(f"X contains NaN in column {column} (row {row}); " + IMPUTE)
+    return ValueError(f"X contains infinity in column {column} (row {row}); replace it with a "
+                      "finite value")
 
 
 class FeatureEncoder:
@@ -97,8 +124,13 @@ class FeatureEncoder:
         for j, (values, name) in enumerate(zip(arrays, names)):
             if cats[j] or j in forced:
                 values = np.asarray(values, dtype=object)
-                if any(_is_missing(v) for v in values.tolist()):
-                    raise ValueError(f"column {name!r} contains missing values")
+                listed = values.tolist()
+                for i, v in enumerate(listed):
+                    if _is_missing(v):
+                        raise ValueError(f"column {name!r} contains missing values (row {i}); "
+                                         + IMPUTE)
+                if any(isinstance(v, _TIME_TYPES) for v in listed):
+                    raise dates_error(name)
                 dtype_cats = getattr(X.dtypes.iloc[j], "categories", None) if _is_dataframe(X) else None
                 if dtype_cats is not None:
                     categories = tuple(dtype_cats)
@@ -132,8 +164,9 @@ class FeatureEncoder:
                     out[:, j] = np.asarray(values, dtype=np.float64)
                 except (TypeError, ValueError) as e:
                     raise ValueError(f"column {col.name!r} is numeric in fit but holds non-numbers") from e
-                if not np.all(np.isfinite(out[:, j])):
-                    raise ValueError(f"column {col.name!r} contains NaN or infinity")
+                finite = np.isfinite(out[:, j])
+                if not np.all(finite):
+                    raise nonfinite_error(out[:, j], finite, repr(col.name))
         return out
 
     @property

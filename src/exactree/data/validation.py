@@ -50,7 +50,8 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
     check_classification_targets(y)
     classes, y_index = np.unique(y, return_inverse=True)
     if len(classes) < 2:
+        only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
         raise ValueError(
-            f"y contains only one class ({classes[0]!r}); a classifier needs at least two classes"
+            f"y contains only one class ({only!r}); a classifier needs at least two classes"
         )
     return classes, y_index.astype(np.int64)

@@ -16,14 +16,33 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
+from .._compile_note import note_compiling
 from ..data import FeatureEncoder, check_sample_weight, encode_labels
-from ..data.encoding import Column, _is_dataframe
+from ..data.encoding import Column, _is_dataframe, nonfinite_error
 from ..solvers.result import SolveResult
 from ..tree import export_graphviz, export_text
+from ..tree.tree import prefer_compiled
 from ..tree.compiled import predict_leaves
 from ._params import Interval, InvalidParameterError, StrOptions, validate_params
 
 __all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase"]
+
+
+def _check_finite_columns(X: Any) -> None:
+    """For a dense float matrix: name the column (and row) of the first NaN or infinity and say
+    what to do, before scikit-learn's generic ``Input X contains NaN.``"""
+    if not isinstance(X, (np.ndarray, list, tuple)):
+        return
+    try:
+        A = np.asarray(X)
+    except (TypeError, ValueError):
+        return  # ragged input: check_array reports it
+    if A.ndim != 2 or A.dtype.kind != "f":
+        return
+    finite = np.isfinite(A)
+    if not finite.all():
+        bad = np.flatnonzero(~finite.all(axis=0))[0]
+        raise nonfinite_error(A[:, bad], finite[:, bad], f"{bad} (x{bad})")
 
 
 class TreeClassifierBase(ClassifierMixin, BaseEstimator):
@@ -50,6 +69,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
                 raise ValueError("X has 0 features")
             checked = X
         else:
+            _check_finite_columns(X)
             checked = check_array(X, dtype=None, ensure_all_finite=True, ensure_min_samples=1,
                                   ensure_min_features=1, input_name="X")
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and feature count
@@ -83,6 +103,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         # Rows of weight zero change no objective; dropping them keeps them from adding
         # threshold candidates or counting toward leaf sizes.
         keep = w > 0
+        note_compiling()  # one line on stderr if the kernels compile (a cold Numba cache)
         start = time.perf_counter()
         result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
         self.fit_time_ = time.perf_counter() - start
@@ -111,20 +132,27 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.encoder_.transform(self._check_X(X, reset=False))
 
+    def _leaves(self, X: Any) -> np.ndarray:
+        """Leaf ids of the encoded rows: the compiled kernel only where it pays (see
+        :func:`~exactree.tree.tree.prefer_compiled`), traversal otherwise."""
+        method = "compiled" if prefer_compiled(self.tree_, len(X)) else "traversal"
+        if method == "compiled":
+            note_compiling()
+        return predict_leaves(self.tree_, X, method=method)
+
     def apply(self, X: Any) -> np.ndarray:
         """Index (in ``tree_``) of the leaf every row reaches."""
-        X = self._encode(X)
-        return predict_leaves(self.tree_, X)
+        return self._leaves(self._encode(X))
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class label of every row."""
-        X = self._encode(X)
-        return self.classes_[self.tree_.label[predict_leaves(self.tree_, X)]]
+        leaves = self._leaves(self._encode(X))  # checks it is fitted first
+        return self.classes_[self.tree_.label[leaves]]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
-        X = self._encode(X)
-        return self.tree_.leaf_proba()[predict_leaves(self.tree_, X)]
+        leaves = self._leaves(self._encode(X))
+        return self.tree_.leaf_proba()[leaves]
 
     def export_text(self) -> str:
         """The fitted tree as indented text with feature and class names."""

@@ -22,6 +22,8 @@ Node kinds
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +134,11 @@ class Tree:
             raise ValueError("a split node tests a feature index out of range")
         if np.any((self.label < 0) | (self.label >= self.value.shape[1])):
             raise ValueError("Tree.label holds a class index out of range")
+        for name, size in (("feature_names", self.n_features), ("categories", self.n_features),
+                           ("class_names", self.value.shape[1])):
+            names = getattr(self, name)
+            if names is not None and len(names) != size:
+                raise ValueError(f"Tree.{name} needs {size} entries, got {len(names)}")
         # Preorder and one parent per node: every child id is larger than its parent's id.
         parent = np.full(n, -1)
         for i in np.flatnonzero(n_children):
@@ -259,13 +266,30 @@ class Tree:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Tree:
-        if d.get("format") != "exactree.Tree/1":
+        """Inverse of :meth:`to_dict`; a ValueError (never another error) for anything that does
+        not describe a valid tree."""
+        if not isinstance(d, dict) or d.get("format") != "exactree.Tree/1":
             raise ValueError("not an exactree tree description (missing format 'exactree.Tree/1')")
-        arrays = {name: np.asarray(d[name]) for name in cls._ARRAYS}
-        arrays["threshold"] = np.array([np.nan if t is None else t for t in d["threshold"]], np.float64)
-        arrays["value"] = np.asarray(d["value"], np.float64).reshape(len(d["kind"]), -1)
-        return cls(**arrays, n_features=d["n_features"], feature_names=d.get("feature_names"),
-                   class_names=d.get("class_names"), categories=d.get("categories"))
+        missing = [k for k in (*cls._ARRAYS, "n_features") if k not in d]
+        if missing:
+            raise ValueError(f"not a valid exactree tree description: no {', '.join(missing)}")
+        try:
+            arrays = {name: np.asarray(d[name]) for name in cls._ARRAYS}
+            arrays["threshold"] = np.array([np.nan if t is None else t for t in d["threshold"]],
+                                           np.float64)
+            arrays["value"] = np.asarray(d["value"], np.float64).reshape(len(d["kind"]), -1)
+            n_features = d["n_features"]
+            if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+                raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+            for name in ("feature_names", "class_names", "categories"):
+                if not isinstance(d.get(name), (list, type(None))):
+                    raise ValueError(f"{name} must be a list or null")
+            if any(not isinstance(c, (list, type(None))) for c in d.get("categories") or ()):
+                raise ValueError("categories must hold a list (or null) per feature")
+            return cls(**arrays, n_features=n_features, feature_names=d.get("feature_names"),
+                       class_names=d.get("class_names"), categories=d.get("categories"))
+        except (TypeError, ValueError, OverflowError, IndexError) as e:
+            raise ValueError(f"not a valid exactree tree description: {e}") from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
@@ -284,6 +308,54 @@ class Tree:
     def __repr__(self) -> str:
         return (f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, max_depth={self.max_depth}, "
                 f"n_features={self.n_features}, n_classes={self.n_classes})")
+
+
+# Rough costs in seconds behind :func:`prefer_compiled`, measured on a 2-core VM
+# (benchmarks/bench_compiled.py and balanced random trees of depth 3-13).
+_TRAVERSE_S = 3e-8  # Tree.apply, per row and tree level
+_KERNEL_S = 3e-9  # the compiled walk kernel once loaded, per row and level
+_BUILD_S = 5e-8  # compile_tree, per cell of the leaves x split-nodes matrix B (+ its copies)
+_LOAD_S = 0.5  # loading the compiled kernel from Numba's cache, once per process
+#: Largest ``leaves x split nodes`` matrix prediction ever builds implicitly (~5 bytes a cell).
+MAX_COMPILED_CELLS = 1 << 24
+
+
+def compiled_shape(tree: Tree) -> tuple[int, int] | None:
+    """``(leaves, split nodes)`` of ``tree``'s compiled (bitvector) form, without building it.
+
+    Categorical nodes become chains of binary tests, one per run of consecutive codes sharing a
+    child. ``None`` when such a chain would duplicate a subtree (a child reached from separate
+    runs), whose size this cheap count does not follow.
+    """
+    n_internal = int(np.sum((tree.kind == THRESHOLD) | (tree.kind == LINEAR)))
+    for i in np.flatnonzero(tree.kind == CATEGORICAL):
+        kids = tree.children(i)
+        runs = 1 + int(np.count_nonzero(kids[1:] != kids[:-1]))
+        if runs != len(np.unique(kids)):
+            return None
+        n_internal += runs - 1
+    return tree.n_leaves, n_internal
+
+
+def prefer_compiled(tree: Tree, n_rows: int) -> bool:
+    """Whether predicting ``n_rows`` rows is expected to be faster through the compiled form.
+
+    Compiling builds a ``leaves x split nodes`` matrix (quadratic in the tree size) and, once per
+    process, loads a Numba kernel; traversal (:meth:`Tree.apply`) needs neither. The compiled
+    path is chosen only when its estimated cost, build and load included, is below traversal's,
+    and never for a matrix above :data:`MAX_COMPILED_CELLS` cells.
+    """
+    shape = compiled_shape(tree)
+    if shape is None or shape[1] == 0:
+        return False
+    cells = shape[0] * shape[1]
+    if cells > MAX_COMPILED_CELLS:
+        return False
+    levels = max(1.0, math.log2(shape[0]))  # a lower bound on the mean path length
+    kernels = sys.modules.get("exactree.tree._compiled_kernels")
+    loaded = kernels is not None and bool(getattr(kernels.leaf_rows_walk, "signatures", ()))
+    compiled = (0.0 if loaded else _LOAD_S) + _BUILD_S * cells + _KERNEL_S * n_rows * levels
+    return compiled < _TRAVERSE_S * n_rows * levels
 
 
 def _plain(v: Any) -> Any:
