@@ -337,3 +337,47 @@ def test_heuristic_path_is_certified_and_never_labels_a_skipped_penalty_optimal(
         exact = DyadicTreeClassifier(penalty=est.penalty_, max_splits_per_dim=list(k)).fit(X, y)
         assert est.status_ == "optimal"
         assert est.objective_ == pytest.approx(exact.objective_, abs=1e-12)
+
+
+def _near_duplicate_data(gap, at=None):
+    """200 uniform points labelled ``x0 > 0.5``; sample 1 becomes a copy of sample 0 moved by
+    ``gap`` (a fraction of the x0 range) with the other label. ``at`` places sample 0 at that
+    fraction of the x0 range."""
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    lo, span = X[:, 0].min(), X[:, 0].max() - X[:, 0].min()
+    if at is not None:
+        X[0, 0] = lo + at * span
+    y = (X[:, 0] > 0.5).astype(int)
+    X[1] = X[0] + [gap * span, 0.0]  # a conflicting near-duplicate of sample 0
+    y[1] = 1 - y[0]
+    return X, y
+
+
+def test_auto_k_ignores_an_unresolvable_conflicting_near_duplicate_and_warns():
+    """One pair 1e-7 apart with different labels once drove k to [0, 17]: a single leaf."""
+    X, y = _near_duplicate_data(1e-7)
+    with pytest.warns(UserWarning, match="closer than 1/2\\*\\*20"):
+        est = DyadicTreeClassifier().fit(X, y)
+    assert est.k_[0] >= 1  # the informative coordinate is kept
+    assert est.stats_["auto_k_conflicts"] == 1 and not est.stats_["zero_loss_grid"]
+    fixed = DyadicTreeClassifier(max_splits_per_dim=[3, 3]).fit(X, y)
+    assert est.objective_ <= fixed.objective_ + 1e-12
+    assert np.mean(est.predict(X) != y) == pytest.approx(1 / 200)  # only the pair's error
+    # the zero-loss case is unchanged: no warning, no conflict
+    Xc, yc = np.delete(X, 1, axis=0), np.delete(y, 1)
+    p = prepare(Xc, yc, np.ones(199), 2)
+    assert p.stats["zero_loss_grid"] and p.stats["auto_k_conflicts"] == 0
+    assert compute_path(p).solutions[-1].err + p.offset == 0
+
+
+def test_auto_k_warns_when_it_hits_the_cap():
+    from exactree.solvers.dyadic.search import MAX_AUTO_K
+
+    # both in one cell of the grid below the cap, in two cells at the cap
+    c = 2.0 ** -(MAX_AUTO_K - 1)
+    X, y = _near_duplicate_data(0.5 * c, at=(2 ** (MAX_AUTO_K - 3) + 0.25) * c)
+    with pytest.warns(UserWarning, match="hit the cap"):
+        p = prepare(X, y, np.ones(200), 2)
+    assert p.stats["auto_k_capped"] and p.k[0] == MAX_AUTO_K and p.k[1] == 0
+    assert p.stats["zero_loss_grid"]

@@ -12,9 +12,10 @@ Pipeline (Hush & Porter, sections 2, 5 and 6):
    number of those thresholds strictly below its value, so ``x <= t`` goes left exactly as
    :class:`~exactree.tree.Tree` routes it: the tree predicts on training data what the search
    optimised.
-4. Automatic ``k`` (section 5): the smallest uniform ``k0`` whose grid has only zero-loss cells,
-   then, coordinate by coordinate, the smallest ``k_i <= k0`` that keeps the same partition of
-   the samples.
+4. Automatic ``k`` (section 5, made robust, see :func:`_auto_k`): the smallest uniform ``k0``
+   whose grid reaches the least error of any grid up to ``MAX_AUTO_K`` (zero unless conflicting
+   samples are near-duplicates, which are ignored with a warning), then per-coordinate
+   reductions that keep that error.
 5. Compression: no tree of ``T_k`` separates two samples in the same finest cell, so each
    occupied finest cell becomes one surrogate (summed, translated loss vector).
 
@@ -23,6 +24,7 @@ The search itself is the Numba kernel :func:`~._kernels.solve_dyadic`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,41 +117,91 @@ def _cells(x: np.ndarray, thr: np.ndarray) -> np.ndarray:
     return np.searchsorted(thr, x, side="left").astype(np.int64)
 
 
-def _auto_k(X: np.ndarray, W: np.ndarray, lo: np.ndarray, hi: np.ndarray, active: np.ndarray,
-            tol: float) -> tuple[np.ndarray, int, bool]:
-    """Section 5: smallest uniform zero-loss ``k0``, then per-coordinate reduction.
+def _cells_at(x: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
+    """:func:`_cells` of ``x`` for the ``2**k - 1`` thresholds of ``[lo, hi]``, without listing
+    them (``2**20`` per feature would cost more than the search): an estimate, then corrected
+    against the exact threshold arithmetic of :func:`_thresholds`."""
+    n_thr = 2**k - 1
 
-    Returns (k per feature, k0, whether a zero-loss grid was reached below the cap).
+    def thr(m: np.ndarray) -> np.ndarray:
+        return lo + (hi - lo) * (m.astype(np.float64) / float(2**k))
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.floor((x - lo) / (hi - lo) * 2**k) if hi > lo else np.zeros(len(x))
+    c = np.clip(np.nan_to_num(est), 0, n_thr).astype(np.int64)
+    while True:  # c = number of thresholds m (1-based) with thr(m) < x
+        up = (c < n_thr) & (thr(c + 1) < x)
+        down = (c > 0) & (thr(c) >= x)
+        if not up.any() and not down.any():
+            return c
+        c = c + up - down
+
+
+def _grid_loss(fine: np.ndarray, k_fine: int, kc: np.ndarray, W: np.ndarray) -> float:
+    """Least error of the grid with ``kc[j]`` splits per column: the sum over occupied cells of
+    the cell's smallest loss. ``fine`` holds every row's cell at ``k_fine`` splits per column."""
+    cells = fine >> (k_fine - kc)[None, :]
+    inv, g = _group(cells, kc + 1)
+    sums = np.zeros((g, W.shape[1]))
+    np.add.at(sums, inv, W)
+    return float(sums.min(axis=1).sum())
+
+
+def _auto_k(X: np.ndarray, W: np.ndarray, lo: np.ndarray, hi: np.ndarray, active: np.ndarray,
+            tol: float) -> tuple[np.ndarray, int, dict]:
+    """Section 5, made robust: the coarsest grid that reaches the least error any grid up to
+    ``MAX_AUTO_K`` splits per coordinate reaches.
+
+    1. ``floor``: that least error at ``MAX_AUTO_K`` (0 unless conflicting samples lie closer
+       than ``2**-MAX_AUTO_K`` of a feature's range: near-duplicates no sensible grid separates,
+       so they are ignored instead of driving ``k`` up).
+    2. ``k0``: the smallest uniform ``k`` whose grid error is ``floor`` (the paper's zero-loss
+       ``k0`` when ``floor`` is 0).
+    3. Per-coordinate reduction from ``k0``: repeatedly lower by one the largest ``k_i`` (first
+       coordinate on ties) whose decrement keeps the grid error at ``floor``, until none can.
+       (The paper's "same partition of the samples" test, coordinate after coordinate, can
+       drop the one informative coordinate once another one alone isolates every sample.)
+
+    Returns (k per feature, k0, info) with info keys ``zero_loss_grid``, ``floor``,
+    ``conflicting_cells`` (finest cells with conflicting samples) and ``capped`` (``k0`` reached
+    ``MAX_AUTO_K``).
     """
     cols = np.flatnonzero(active)
     k = np.zeros(X.shape[1], np.int64)
+    info = dict(zero_loss_grid=True, floor=0.0, conflicting_cells=0, capped=False)
     if len(cols) == 0:
-        return k, 0, True
-    reached = False
-    k0 = 0
-    fine = None
-    for k0 in range(0, MAX_AUTO_K + 1):
-        fine = np.stack([_cells(X[:, j], _thresholds(lo[j], hi[j], k0)) for j in cols], axis=1)
-        inv, g = _group(fine, np.full(len(cols), k0 + 1, np.int64))
-        sums = np.zeros((g, W.shape[1]))
-        np.add.at(sums, inv, W)
-        if np.all(sums.min(axis=1) <= tol):
-            reached = True
+        return k, 0, info
+    kmax = MAX_AUTO_K
+    fine = np.stack([_cells_at(X[:, j], lo[j], hi[j], kmax) for j in cols], axis=1)
+    full = np.full(len(cols), kmax, np.int64)
+    inv, g = _group(fine, full + 1)
+    sums = np.zeros((g, W.shape[1]))
+    np.add.at(sums, inv, W)
+    cell_floor = sums.min(axis=1)
+    floor = float(cell_floor.sum())
+    info.update(floor=floor, conflicting_cells=int(np.sum(cell_floor > tol)),
+                zero_loss_grid=bool(floor <= tol))
+    target = floor + tol
+    k0 = kmax
+    for kk in range(kmax + 1):
+        if _grid_loss(fine, kmax, np.full(len(cols), kk, np.int64), W) <= target:
+            k0 = kk
             break
-    _, target = _group(fine, np.full(len(cols), k0 + 1, np.int64))
+    info["capped"] = bool(k0 == kmax and kmax > 0 and _grid_loss(
+        fine, kmax, np.full(len(cols), kmax - 1, np.int64), W) > target)
     kc = np.full(len(cols), k0, np.int64)
-    cur = fine.copy()
-    for a in range(len(cols)):  # sequential, so the joint reduction keeps the partition
-        for ki in range(0, k0):
-            trial = cur.copy()
-            trial[:, a] = fine[:, a] >> (k0 - ki)
-            _, g = _group(trial, kc + 1)
-            if g == target:
-                kc[a] = ki
-                cur = trial
+    while True:
+        order = sorted((a for a in range(len(cols)) if kc[a] > 0), key=lambda a: (-kc[a], a))
+        for a in order:
+            trial = kc.copy()
+            trial[a] -= 1
+            if _grid_loss(fine, kmax, trial, W) <= target:
+                kc = trial
                 break
+        else:
+            break
     k[cols] = kc
-    return k, k0, reached
+    return k, k0, info
 
 
 def estimate_rectangles(n_hat: int, kvec: np.ndarray) -> tuple[int, int, int]:
@@ -197,8 +249,22 @@ def prepare(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: 
     tol = 1e-10 * max(1.0, float(W.sum()) + 1.0)
 
     if isinstance(max_splits, str):  # "auto"
-        k, k0, reached = _auto_k(Xu, Wu, lo, hi, ~constant, tol)
-        stats.update(k0=int(k0), zero_loss_grid=bool(reached))
+        k, k0, info = _auto_k(Xu, Wu, lo, hi, ~constant, tol)
+        stats.update(k0=int(k0), zero_loss_grid=info["zero_loss_grid"],
+                     auto_k_capped=info["capped"], auto_k_conflicts=info["conflicting_cells"])
+        if info["conflicting_cells"]:
+            warnings.warn(
+                f"automatic k: {info['conflicting_cells']} group(s) of samples with different "
+                f"labels lie closer than 1/2**{MAX_AUTO_K} of a feature's range; no grid "
+                f"separates them, so they were ignored when choosing k = {k.tolist()} (their "
+                "error stays in every tree). Pass max_splits_per_dim to choose k yourself.",
+                UserWarning, stacklevel=4)
+        if info["capped"]:
+            warnings.warn(
+                f"automatic k hit the cap of {MAX_AUTO_K} splits per feature (k = "
+                f"{k.tolist()}): samples with different labels lie almost as close as "
+                f"1/2**{MAX_AUTO_K} of a feature's range. Pass max_splits_per_dim to choose k.",
+                UserWarning, stacklevel=4)
     else:
         k = np.broadcast_to(np.asarray(max_splits, np.int64), (d,)).copy()
         if np.any(k < 0):
