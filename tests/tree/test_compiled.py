@@ -389,3 +389,38 @@ def test_predict_leaves_caches_per_tree_and_forces_methods():
     import gc
     gc.collect()
     assert key not in mod._CACHE
+
+
+@pytest.mark.parametrize("float64", [True, False])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint64", "int8", "bool"])
+def test_array_api_integer_input_gets_tree_leaves(monkeypatch, float64, dtype):
+    """Integer inputs are compared as Tree.predict compares them (float64), never through a
+    float32 cast (16777217 -> 16777216 once sent it to the wrong side of 16777216.5); without
+    float64 (jax without x64) axis-parallel nodes compare integers exactly."""
+    xp = pytest.importorskip("array_api_strict")
+    from exactree.tree import compiled as mod
+
+    monkeypatch.setattr(mod, "_XP_FLOAT64", float64)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    b = TreeBuilder(2, 3)
+    thresholds = [16777216.5, -3.5, 2.0**40 + 0.5, 0.5, 1e300, -1e300, 100.0]
+    rng = np.random.default_rng(0)
+
+    def grow(depth):
+        if depth == 3:
+            return b.leaf(rng.integers(1, 4, 3).astype(float), int(rng.integers(3)))
+        kids = [grow(depth + 1), grow(depth + 1)]
+        return b.threshold(int(rng.integers(2)), float(rng.choice(thresholds)), kids,
+                           b._nodes[kids[0]][4] + b._nodes[kids[1]][4], 0)
+
+    tree = b.build(grow(0))
+    if info is None:
+        X = rng.integers(0, 2, size=(64, 2)).astype(bool)
+    else:
+        near = [16777216, 16777217, -4, -3, 0, 1, 2**40, 2**40 + 1, 99, 100, 101]
+        vals = [v for v in near if info.min <= v <= info.max] + [int(info.min), int(info.max)]
+        X = rng.choice(np.array(vals, dtype=dtype), size=(64, 2))
+    expected = tree.apply(X)  # Tree converts to float64 itself
+    ct = tree.compile()
+    np.testing.assert_array_equal(np.asarray(ct.apply(xp.asarray(X))), expected)
+    np.testing.assert_array_equal(np.asarray(ct.predict(xp.asarray(X))), tree.label[expected])

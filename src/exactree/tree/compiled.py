@@ -38,6 +38,7 @@ arrays (GPU inference) without importing either library.
 from __future__ import annotations
 
 import json
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -517,17 +518,24 @@ class CompiledTree:
     def _apply_xp(self, X: Any, table: np.ndarray | None = None) -> Any:
         """``table[argmax(B σ(S x − t))]`` in the array library of ``X`` (torch, jax, ...).
 
-        Axis-parallel nodes read their column directly, so they are exact in float64 and in
-        float32 too (thresholds are rounded *down* to float32: for float32 ``x``,
-        ``x > t  ⇔  x > round_down(t)``). LINEAR rows are computed as a matrix product in the
-        input's precision and may differ from the NumPy path for inputs within rounding of a
-        threshold. Categorical code checks are not repeated here.
+        Float32 and float64 inputs are used as they are; any other dtype (integers, bools,
+        float16) is converted to float64, exactly what :meth:`Tree.predict` does, so integer
+        inputs get the same leaves as the traversal (never a float32 cast, which rounds integers
+        above 2**24). Axis-parallel nodes read their column directly, so they are exact in
+        float64 and in float32 too (thresholds are rounded *down* to float32: for float32 ``x``,
+        ``x > t  ⇔  x > round_down(t)``). Where the library has no float64 (jax without x64),
+        integer columns of axis-parallel nodes are compared as integers
+        (``x > t  ⇔  x >= floor(t) + 1``), still exact. LINEAR rows are computed as a matrix
+        product in the (float) input's precision and may differ from the NumPy path for inputs
+        within rounding of a threshold. Categorical code checks are not repeated here.
         """
         xp = _Ops(X)
         if xp.ndim(X) != 2 or xp.shape(X)[1] != self.n_features:
             raise ValueError(f"X must be 2-D with {self.n_features} columns, got shape "
                              f"{tuple(xp.shape(X))}")
+        X_in = X
         X = xp.floating(X)
+        exact_int = xp.is_integer(X_in) and not xp.is_float64(X)
         if not xp.all_finite(X):
             raise ValueError("X contains NaN or infinity")
         if table is None:
@@ -538,7 +546,16 @@ class CompiledTree:
         axis = np.flatnonzero(self.node_kind == THRESHOLD)
         cols = np.concatenate([axis, self._linear])
         parts = []
-        if len(axis):
+        if len(axis) and exact_int:
+            info = xp.iinfo(X_in)
+            # x > t  <=>  x >= floor(t) + 1 for integers; Python ints keep every bound exact
+            first = [int(np.floor(v)) + 1 for v in self.t[axis]]
+            never = np.array([f > info.max for f in first])  # no integer of the dtype goes right
+            first = [min(max(f, int(info.min)), int(info.max)) for f in first]
+            Z = xp.take_cols(X_in, xp.asarray(self.feature[axis], X, integer=True))
+            right = (Z >= xp.asarray_dtype(first, X_in)) & xp.asarray_dtype(~never, None)
+            parts.append(xp.astype(right, X))
+        elif len(axis):
             t = self.t[axis]
             if xp.is_float32(X):
                 with np.errstate(over="ignore"):  # |t| beyond float32 becomes ±inf: still right
@@ -789,6 +806,11 @@ def _foreign(X: Any) -> bool:
     return type(X).__module__.split(".")[0] == "torch" or hasattr(X, "__array_namespace__")
 
 
+#: Convert non-float inputs of the array-library path to float64 when the library has it
+#: (tests switch it off to exercise the float32-only path of jax without x64).
+_XP_FLOAT64 = True
+
+
 class _Ops:
     """The handful of array operations the compiled formula needs, for torch or an array-API
     namespace (jax.numpy, array_api_strict, ...). Nothing is imported: the namespace comes from
@@ -811,14 +833,45 @@ class _Ops:
         return tuple(X.shape)
 
     def floating(self, X: Any) -> Any:
-        if self.torch:
-            return X if X.dtype in (self.xp.float32, self.xp.float64) else X.to(self.xp.float32)
-        if X.dtype in (self.xp.float32, self.xp.float64):
+        """``X`` itself when float32/float64, else converted to float64 (as ``Tree.predict``
+        does), or to float32 where the library has no float64 (jax without x64)."""
+        xp = self.xp
+        if X.dtype in (xp.float32, xp.float64):
             return X
-        return self.xp.astype(X, self.xp.float32)
+        if _XP_FLOAT64:
+            try:
+                with warnings.catch_warnings():  # jax warns, then gives float32, without x64
+                    warnings.simplefilter("ignore")
+                    Y = X.to(xp.float64) if self.torch else xp.astype(X, xp.float64)
+                if Y.dtype == xp.float64:
+                    return Y
+            except (TypeError, RuntimeError, ValueError):  # e.g. torch on a device without it
+                pass
+        return X.to(xp.float32) if self.torch else xp.astype(X, xp.float32)
 
     def is_float32(self, X: Any) -> bool:
         return X.dtype == self.xp.float32
+
+    def is_float64(self, X: Any) -> bool:
+        return X.dtype == self.xp.float64
+
+    def is_integer(self, X: Any) -> bool:
+        """True for signed or unsigned integer dtypes (not bool)."""
+        if self.torch:
+            return not X.dtype.is_floating_point and not X.dtype.is_complex and \
+                X.dtype != self.xp.bool
+        return bool(self.xp.isdtype(X.dtype, "integral"))
+
+    def iinfo(self, X: Any) -> Any:
+        return self.xp.iinfo(X.dtype)
+
+    def asarray_dtype(self, a: Any, like: Any) -> Any:
+        """``a`` (an array or a list of Python ints) in the dtype of ``like`` (its own dtype
+        when ``like`` is None)."""
+        dtype = None if like is None else like.dtype
+        if self.torch:
+            return self.xp.as_tensor(a, dtype=dtype, device=self.device)
+        return self.xp.asarray(a, dtype=dtype, device=self.device)
 
     def all_finite(self, X: Any) -> bool:
         """False when ``X`` holds NaN or inf; True when it cannot be known (a jax tracer)."""
