@@ -11,9 +11,13 @@ rows/second of:
 - ``traverse``: exactree's own ``Tree.apply`` (level-by-level NumPy traversal);
 - ``sklearn``: ``DecisionTreeClassifier.predict``;
 
-plus speed-up ratios of the compiled kernels over ``traverse`` and ``sklearn`` (higher = compiled
-faster). Every run checks that all paths agree on every row. Everything runs single-threaded
-(BLAS limited to one thread) so the comparison is per core.
+plus speed-up ratios over ``traverse`` and ``sklearn`` (higher = faster than them) of the
+compiled kernels and of the literal matrix formula (``mm/trav``: below 1 means the formula
+``argmax(B σ(Sx − t))`` itself is *slower* than traversal). The speed of compiled prediction
+comes from the Numba root-to-leaf walk over the structure decoded from ``B``, not from the
+matrix formula, whose work grows with the number of nodes (O(L²) per row for the product with
+``B``) rather than the depth. Every run checks that all paths agree on every row. Everything
+runs single-threaded (BLAS limited to one thread) so the comparison is per core.
 Usage: ``python benchmarks/bench_compiled.py [--quick]``.
 """
 
@@ -86,7 +90,8 @@ def main() -> None:
     methods = ("walk", "bitvec", "matmul", "traverse", "sklearn")
     header = (f"{'depth':>5} {'leaves':>6} {'rows':>9} | "
               + " ".join(f"{m:>8}" for m in methods)
-              + f" | {'walk/trav':>9} {'walk/skl':>8} {'bv/trav':>7} {'bv/skl':>7}")
+              + f" | {'walk/trav':>9} {'walk/skl':>8} {'bv/trav':>7} {'bv/skl':>7}"
+              + f" {'mm/trav':>7}")
     print("throughput in million rows / second (higher is better); ratios = speed-ups")
     print(header)
     print("-" * len(header))
@@ -120,7 +125,8 @@ def main() -> None:
                   + f" | {times['traverse'] / times['walk']:>9.1f}"
                   f" {times['sklearn'] / times['walk']:>8.1f}"
                   f" {times['traverse'] / times['bitvec']:>7.1f}"
-                  f" {times['sklearn'] / times['bitvec']:>7.1f}", flush=True)
+                  f" {times['sklearn'] / times['bitvec']:>7.1f}"
+                  f" {times['traverse'] / times['matmul']:>7.2f}", flush=True)
         print(f"      (compiling the depth-{depth} tree: {compile_ms:.2f} ms)")
 
     # Crossover for predict_leaves: smallest batches, compiled (cached) vs traversal.

@@ -424,3 +424,31 @@ def test_array_api_integer_input_gets_tree_leaves(monkeypatch, float64, dtype):
     ct = tree.compile()
     np.testing.assert_array_equal(np.asarray(ct.apply(xp.asarray(X))), expected)
     np.testing.assert_array_equal(np.asarray(ct.predict(xp.asarray(X))), tree.label[expected])
+
+
+def test_round_trip_keeps_internal_labels_that_are_not_the_majority(tmp_path):
+    """Cost-sensitive trees label internal nodes by least cost, not argmax(value): the
+    compiled form records them, so to_tree() gives back the very tree (and so does save/load);
+    a file without them (older format) still loads, with the argmax defaults."""
+    from exactree import DyadicTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 2))
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int)
+    y[rng.random(120) < 0.15] ^= 1
+    model = DyadicTreeClassifier(loss=[[0, 1], [6, 0]], max_splits_per_dim=3,
+                                 penalty=0.005).fit(X, y)
+    tree = model.tree_
+    internal = tree.kind != LEAF
+    assert np.any(tree.label[internal] != np.argmax(tree.value[internal], axis=1))
+    ct = tree.compile()
+    assert ct.to_tree() == tree
+    ct.save(tmp_path / "t.npz")
+    assert CompiledTree.load(tmp_path / "t.npz") == ct
+    with np.load(tmp_path / "t.npz") as data:
+        old = {k: data[k] for k in data.files if not k.startswith("internal_")}
+    np.savez(tmp_path / "old.npz", **old)
+    back = CompiledTree.load(tmp_path / "old.npz").to_tree()
+    np.testing.assert_array_equal(back.value, tree.value)
+    np.testing.assert_array_equal(back.label[internal],
+                                  np.argmax(tree.value[internal], axis=1))

@@ -231,7 +231,11 @@ class CompiledTree:
     evaluation order, default the nonzero entries of the row), ``leaf_node`` (what :meth:`apply`
     reports, default the leaf ids of :meth:`to_tree`), names as in :class:`Tree`, and
     ``category_codes`` (``(feature, n_codes)`` pairs checked at prediction for trees whose
-    categorical nodes were expanded).
+    categorical nodes were expanded), and ``internal_value``/``internal_label`` (the value
+    and the label of every internal node, by column of ``B``; default: the sum of its leaves'
+    ``v`` rows and its argmax). The last two carry what an internal node predicts for
+    objectives whose label is not the majority class (cost-sensitive trees), so that
+    :meth:`to_tree` gives back the compiled tree exactly.
     """
 
     def __init__(
@@ -252,6 +256,8 @@ class CompiledTree:
         class_names: Sequence[Any] | None = None,
         categories: Sequence[Sequence[Any] | None] | None = None,
         category_codes: Any = None,
+        internal_value: Any = None,
+        internal_label: Any = None,
     ) -> None:
         self.B = np.asarray(B)
         if self.B.ndim == 2 and np.all((self.B == 0) | (self.B == 1)):
@@ -331,7 +337,35 @@ class CompiledTree:
             self.leaf_node = self._tree_leaf_ids()
         if self.leaf_node.shape != (n_leaves,):
             raise ValueError(f"leaf_node must have one entry per leaf ({n_leaves})")
+        if internal_value is None:
+            ends = self._column_ends()
+            internal_value = np.array([self.v[self._lo[j]:ends[j]].sum(axis=0)
+                                       for j in range(n_int)]).reshape(n_int, self.n_classes)
+        self.internal_value = np.asarray(internal_value, np.float64)
+        if self.internal_value.shape != (n_int, self.n_classes):
+            raise ValueError(f"internal_value must have shape ({n_int}, {self.n_classes})")
+        self.internal_label = (np.argmax(self.internal_value, axis=1).astype(np.int64)
+                               if internal_label is None
+                               else np.asarray(internal_label, np.int64).reshape(-1))
+        if self.internal_label.shape != (n_int,) or np.any(self.internal_label < 0) or \
+                np.any(self.internal_label >= self.n_classes):
+            raise ValueError("internal_label must hold one class index per internal node")
         self._prepare()
+
+    def _column_ends(self) -> np.ndarray:
+        """End (exclusive) of the leaf range of every column of ``B``."""
+        ends = np.empty(self.n_internal, np.int64)
+        stack = [(0, self.n_leaves)]
+        k = 0
+        while stack:  # the same preorder walk as _tree_leaf_ids
+            a, b = stack.pop()
+            if b - a > 1:
+                j = self._order[k]
+                k += 1
+                ends[j] = b
+                stack.append((int(self._mid[j]), b))
+                stack.append((a, int(self._mid[j])))
+        return ends
 
     def _check_terms(self) -> None:
         n_int = len(self.t)
@@ -400,7 +434,7 @@ class CompiledTree:
                 f"n_classes={self.n_classes})")
 
     _ARRAYS = ("S", "t", "B", "v", "labels", "powers", "node_kind", "rule_ptr", "rule_monomial",
-               "rule_coef", "leaf_node", "category_codes")
+               "rule_coef", "leaf_node", "category_codes", "internal_value", "internal_label")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompiledTree):
@@ -602,10 +636,11 @@ class CompiledTree:
     def to_tree(self) -> Tree:
         """Rebuild the :class:`Tree` (Zhang's Lemma 1 bijection), nodes in preorder.
 
-        ``(S, t, B, v)`` hold values only at the leaves: an internal node's ``value`` is the sum
-        of its children's and its ``label`` is ``argmax(value)`` (first maximum). For a tree
-        built in preorder whose internal nodes satisfy the same (as solvers' trees do),
-        ``tree.compile().to_tree() == tree``. A compiled categorical tree comes back as its
+        Internal nodes get ``internal_value`` and ``internal_label`` (what the compiled tree
+        recorded; for matrices given without them, the sum of the node's leaves and its
+        argmax). So ``tree.compile().to_tree() == tree`` for every binary tree whose node ids
+        are in preorder (every solver's tree, cost-sensitive ones included); a tree numbered
+        otherwise comes back renumbered in preorder, and a compiled categorical tree as its
         binary expansion (see :meth:`Tree.compile`).
         """
         n_leaves = self.n_leaves
@@ -638,9 +673,8 @@ class CompiledTree:
                 stack.append((a, int(self._mid[j]), node, 0))
             node += 1
         internal = np.flatnonzero(kind != LEAF)
-        for i in internal[::-1]:  # children have larger ids: fill values bottom-up
-            value[i] = value[left[i]] + value[right[i]]
-            label[i] = int(np.argmax(value[i]))
+        value[internal] = self.internal_value[column[internal]]
+        label[internal] = self.internal_label[column[internal]]
         child = np.stack([left[internal], right[internal]], axis=1).reshape(-1)
         child_ptr = np.zeros(n_nodes + 1, np.int64)
         child_ptr[internal + 1] = 2
@@ -688,7 +722,7 @@ class CompiledTree:
             meta = json.loads(str(data["meta"]))
             if meta.get("format") != _FORMAT:
                 raise ValueError(f"not an exactree compiled tree (format {meta.get('format')!r})")
-            arrays = {a: data[a] for a in cls._ARRAYS}
+            arrays = {a: data[a] for a in cls._ARRAYS if a in data}  # older files lack some
         S, t, B, v = (arrays.pop(a) for a in ("S", "t", "B", "v"))
         return cls(S, t, B, v, **arrays, feature_names=meta["feature_names"],
                    class_names=meta["class_names"], categories=meta["categories"])
@@ -763,7 +797,8 @@ def compile_tree(tree: Tree) -> CompiledTree:
         S, tree.threshold[internal], B, tree.value[leaves], labels=tree.label[leaves],
         powers=powers, node_kind=node_kind, rule_ptr=rule_ptr, rule_monomial=rule_mono,
         rule_coef=rule_coef, leaf_node=leaf_node, feature_names=tree.feature_names,
-        class_names=tree.class_names, categories=tree.categories, category_codes=codes)
+        class_names=tree.class_names, categories=tree.categories, category_codes=codes,
+        internal_value=tree.value[internal], internal_label=tree.label[internal])
 
 
 # ------------------------------------------------------------------------------- dispatch
