@@ -45,10 +45,19 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
         raise ValueError("y contains missing labels (None or NaN)")
+    if y.dtype.kind == "O" and len(y):
+        inferred = np.asarray(y.tolist())  # e.g. integers in an object Series
+        if inferred.dtype.kind in "biuf" and inferred.shape == y.shape:
+            y = inferred
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
-    check_classification_targets(y)
-    classes, y_index = np.unique(y, return_inverse=True)
+    try:
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+    except TypeError:  # e.g. strings and numbers in one object array
+        kinds = sorted({type(v).__name__ for v in y.tolist()})
+        raise ValueError(f"y mixes labels of types {', '.join(kinds)} that cannot be ordered; "
+                         "use labels of one type (e.g. all strings)") from None
     if len(classes) < 2:
         only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
         raise ValueError(
