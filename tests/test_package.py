@@ -30,3 +30,22 @@ def test_solver_and_data_imports_load_no_scikit_learn_and_no_other_family():
             "print('sklearn' in sys.modules, 'exactree.estimators.dyadic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_readme_examples_need_only_the_runtime_dependencies():
+    """The first set-up command (`pip install .`) must cover the README's own examples."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    installed = {re.split(r"[<>=!~ ;\[]", d)[0].lower() for d in deps}
+    distribution = {"sklearn": "scikit-learn"}
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    imported = {m for block in blocks
+                for m in re.findall(r"^(?:from|import) (\w+)", block, re.M)}
+    needed = {distribution.get(m, m) for m in imported} - {"exactree"} - set(sys.stdlib_module_names)
+    assert needed and needed <= installed, needed - installed
+    assert "pip install . &&" in readme  # the first set-up command is still the plain install
