@@ -1,7 +1,10 @@
-"""Shared test fixtures: the benchmark data beside the checkout and the brute-force oracles."""
+"""Shared test fixtures: benchmark data (shipped in tests/data, else ``../shared/data``) and the
+brute-force oracles."""
 
 from __future__ import annotations
 
+import csv
+import gzip
 import sys
 from pathlib import Path
 
@@ -11,31 +14,58 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))  # makes `import oracles` work under --import-mode=importlib
 
-SHARED = TESTS.parent.parent / "shared"
+DATA = TESTS / "data"  # shipped with the project (see tests/data/README.md)
+SHARED = TESTS.parent.parent / "shared"  # the larger benchmark collection, when checked out
+
+
+def data_file(relative: str) -> Path:
+    """``tests/data/RELATIVE`` (or its ``.gz``), else ``../shared/data/RELATIVE``; skips the
+    test, saying where it looked, when neither exists."""
+    for path in (DATA / relative, DATA / (relative + ".gz"), SHARED / "data" / relative):
+        if path.is_file():
+            return path
+    pytest.skip(f"{relative} is neither shipped in {DATA} nor in {SHARED / 'data'} (only the "
+                "small benchmark sets ship with the project; larger ones need ../shared)")
+
+
+def load_table(relative: str) -> np.ndarray:
+    """A whitespace-separated integer table (plain or gzipped) as an int64 array."""
+    path = data_file(relative)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return np.loadtxt(f, dtype=np.int64)
 
 
 @pytest.fixture(scope="session")
 def binary_data():
-    """Loader for ``../shared/data/binary/NAME.txt`` -> (X bool, y int)."""
-    root = SHARED / "data" / "binary"
-    if not root.is_dir():
-        pytest.skip(f"benchmark data not found at {root} (CI checks out ../shared beside the repo)")
+    """Loader for the binary benchmark ``NAME`` (``label f1 ... fn``) -> (X bool, y int)."""
 
     def load(name: str):
-        a = np.loadtxt(root / f"{name}.txt", dtype=np.int64)
+        a = load_table(f"binary/{name}.txt")
         return a[:, 1:].astype(bool), a[:, 0]
 
     return load
 
 
 @pytest.fixture(scope="session")
-def optima():
-    """Known optimal misclassifications: {(dataset, depth): value}."""
-    import csv
+def categorical_data():
+    """Loader for the ordinal-coded benchmark ``NAME`` (last column the label) -> (X, y)."""
 
-    path = SHARED / "data" / "binary" / "optima.csv"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    with open(path) as f:
-        return {(r["dataset"], int(r["max_depth"])): float(r["optimal_misclassifications"])
-                for r in csv.DictReader(f)}
+    def load(name: str):
+        a = load_table(f"categorical/{name}-o.txt")
+        return a[:, :-1], a[:, -1]
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def optima():
+    """Known optimal misclassifications: {(dataset, depth): value} (shipped rows, plus those of
+    ../shared when present)."""
+    table = {}
+    for path in (SHARED / "data" / "binary" / "optima.csv", DATA / "binary" / "optima.csv"):
+        if path.is_file():
+            with open(path) as f:
+                table.update({(r["dataset"], int(r["max_depth"])):
+                              float(r["optimal_misclassifications"]) for r in csv.DictReader(f)})
+    return table
