@@ -198,9 +198,14 @@ def test_predict_checks_columns_and_categories(good_tree, tmp_path, capsys):
     frame.assign(colour="purple").to_csv(tmp_path / "b.csv", index=False)
     assert main(["predict", str(good_tree), str(tmp_path / "b.csv")]) == 1
     assert "categories not seen in fit: 'purple'" in one_line_error(capsys)
-    frame.assign(size="big").to_csv(tmp_path / "c.csv", index=False)
+    frame.assign(size=["1.5", "big"] + ["2"] * (len(frame) - 2)).to_csv(tmp_path / "c.csv",
+                                                                       index=False)
     assert main(["predict", str(good_tree), str(tmp_path / "c.csv")]) == 1
-    assert "column 'size' must be numeric" in one_line_error(capsys)
+    assert "column 'size' must be numeric (it was in fit), but data row 2 holds 'big'" in \
+        one_line_error(capsys)
+    frame.to_csv(tmp_path / "d.csv")  # with pandas' unnamed index column
+    assert main(["predict", str(good_tree), str(tmp_path / "d.csv")]) == 1
+    assert "column 1 has no name in the header" in one_line_error(capsys)
 
 
 def test_bad_usage_exits_2():

@@ -92,6 +92,9 @@ def _header(path: str, text: str) -> tuple[str, list[str]]:
             best, names = delimiter, fields
     seen: dict[str, int] = {}
     for j, name in enumerate(names):
+        if not name.strip():
+            raise CLIError(f"{path}: column {j + 1} has no name in the header (a saved index? "
+                           "drop it or name it)")
         if name in seen:
             raise CLIError(f"{path}: the header names column {name!r} twice (columns "
                            f"{seen[name] + 1} and {j + 1}); column names must be unique")
@@ -354,7 +357,7 @@ def _is_number(v: Any) -> bool:
         float(v)
     except (TypeError, ValueError):
         return False
-    return not isinstance(v, str)
+    return True
 
 
 def build_parser() -> argparse.ArgumentParser:
