@@ -353,7 +353,8 @@ def prefer_compiled(tree: Tree, n_rows: int) -> bool:
         return False
     levels = max(1.0, math.log2(shape[0]))  # a lower bound on the mean path length
     kernels = sys.modules.get("exactree.tree._compiled_kernels")
-    loaded = kernels is not None and bool(getattr(kernels.leaf_rows_walk, "signatures", ()))
+    walk = getattr(kernels, "leaf_rows_walk", None)
+    loaded = bool(getattr(walk, "signatures", ()))
     compiled = (0.0 if loaded else _LOAD_S) + _BUILD_S * cells + _KERNEL_S * n_rows * levels
     return compiled < _TRAVERSE_S * n_rows * levels
 
