@@ -391,6 +391,65 @@ def test_predict_leaves_caches_per_tree_and_forces_methods():
     assert key not in mod._CACHE
 
 
+def _balanced_tree(depth: int, n_features: int = 4) -> Tree:
+    """A complete binary tree of the given depth (``2**depth`` leaves) over random features."""
+    rng = np.random.default_rng(depth)
+    b = TreeBuilder(n_features, 2)
+
+    def grow(d):
+        if d == depth:
+            value = rng.integers(1, 4, 2).astype(float)
+            return b.leaf(value, int(np.argmax(value))), value
+        (left, lv), (right, rv) = grow(d + 1), grow(d + 1)
+        value = lv + rv
+        return b.threshold(int(rng.integers(n_features)), float(rng.normal()), [left, right],
+                           value, int(np.argmax(value))), value
+
+    return b.build(grow(0)[0])
+
+
+def test_predict_leaves_auto_never_compiles_a_large_tree(monkeypatch):
+    """``method="auto"`` follows prefer_compiled: an 8,192-leaf tree (a 67M-cell bitvector
+    matrix, above MAX_COMPILED_CELLS) is traversed at any batch size, never compiled (once a
+    fixed 2,000-row threshold compiled it: 16k leaves took 21 s and 1.7 GB for 2,000 rows)."""
+    from exactree.tree import compiled as mod
+    from exactree.tree.tree import MAX_COMPILED_CELLS, compiled_shape
+
+    tree = _balanced_tree(13)
+    assert tree.n_leaves == 8192
+    leaves, splits = compiled_shape(tree)
+    assert leaves * splits > MAX_COMPILED_CELLS
+
+    def refuse(_tree):
+        raise AssertionError("predict_leaves(method='auto') built the compiled form")
+
+    monkeypatch.setattr(mod, "compile_tree", refuse)
+    rng = np.random.default_rng(1)
+    for n in (2000, 50_000):
+        X = rng.normal(size=(n, 4))
+        np.testing.assert_array_equal(predict_leaves(tree, X, method="auto"), tree.apply(X))
+    with pytest.raises(AssertionError, match="built the compiled form"):
+        predict_leaves(tree, X[:10], method="compiled")  # the patch is the path "auto" avoids
+
+
+def test_predict_leaves_auto_defers_to_prefer_compiled(monkeypatch):
+    """"auto" compiles exactly when prefer_compiled says so, whatever the batch size."""
+    from exactree.tree import compiled as mod
+
+    tree = _balanced_tree(3)
+    X = np.random.default_rng(2).normal(size=(5, 4))
+    built = []
+    real = mod.compile_tree
+    monkeypatch.setattr(mod, "compile_tree", lambda t: built.append(t) or real(t))
+    monkeypatch.setattr(mod, "prefer_compiled", lambda t, n: False)
+    np.testing.assert_array_equal(predict_leaves(tree, np.tile(X, (1000, 1))), tree.apply(
+        np.tile(X, (1000, 1))))
+    assert built == []
+    monkeypatch.setattr(mod, "prefer_compiled", lambda t, n: (t is tree and n == 5))
+    np.testing.assert_array_equal(predict_leaves(tree, X), tree.apply(X))
+    assert built == [tree]
+
+
 @pytest.mark.parametrize("float64", [True, False])
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint64", "int8", "bool"])
 def test_array_api_integer_input_gets_tree_leaves(monkeypatch, float64, dtype):

@@ -45,16 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder, feature_matrix
+from .tree import (CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder, feature_matrix,
+                   prefer_compiled)
 
-__all__ = ["COMPILED_MIN_ROWS", "CompiledTree",
-           "check_bitvector_matrix", "compile_tree", "predict_leaves"]
-
-#: ``predict_leaves`` uses the compiled kernel from this many rows on. Measured in
-#: ``benchmarks/bench_compiled.py``: ~10 µs per call compiled against ~60 µs for ``Tree.apply``
-#: already at one row (depth 5), so the crossover is one row once the kernel is loaded; but
-#: loading it costs ~0.5 s once per process, so small batches stay on traversal (< 1 ms).
-COMPILED_MIN_ROWS = 2000
+__all__ = ["CompiledTree", "check_bitvector_matrix", "compile_tree", "predict_leaves"]
 
 _FORMAT = "exactree.CompiledTree/1"
 
@@ -819,16 +813,20 @@ def _cached(tree: Tree) -> CompiledTree:
 def predict_leaves(tree: Tree, X: Any, *, method: str = "auto") -> np.ndarray:
     """Leaf id of every row of ``X`` under ``tree``: compiled kernel or traversal.
 
-    ``method="auto"`` compiles the tree once (cached while the tree object lives) and uses the
-    compiled kernel (:meth:`CompiledTree.apply`) from :data:`COMPILED_MIN_ROWS` rows on,
-    :meth:`Tree.apply` below that; ``"compiled"`` and ``"traversal"`` force one. The ids are
-    identical either way. The first call in a fresh process also loads the Numba kernels from
-    the on-disk cache (~0.5 s; a few seconds the very first time they are compiled).
+    ``method="auto"`` uses the compiled kernel (:meth:`CompiledTree.apply`, compiling the tree
+    once and caching it while the tree object lives) only where
+    :func:`~exactree.tree.tree.prefer_compiled` expects it to pay: a batch large enough to
+    repay building the ``leaves x split nodes`` matrix (and loading the kernel, if this process
+    has not yet), and never a matrix above :data:`~exactree.tree.tree.MAX_COMPILED_CELLS` cells;
+    :meth:`Tree.apply` otherwise. ``"compiled"`` and ``"traversal"`` force one. The ids are
+    identical either way. The first compiled call in a fresh process also loads the Numba
+    kernels from the on-disk cache (~0.5 s; a few seconds the very first time they are
+    compiled).
     """
     if method not in ("auto", "compiled", "traversal"):
         raise ValueError(f"method must be 'auto', 'compiled' or 'traversal', got {method!r}")
     X = tree._check_X(X)
-    if method == "traversal" or (method == "auto" and len(X) < COMPILED_MIN_ROWS):
+    if method == "traversal" or (method == "auto" and not prefer_compiled(tree, len(X))):
         return tree.apply(X)
     return _cached(tree).apply(X)
 
