@@ -17,9 +17,6 @@ from exactree.estimators.sparse import SparseTreeClassifier  # noqa: E402
 from exactree.solvers.branches import solve  # noqa: E402
 from exactree.tree import CATEGORICAL, LEAF, THRESHOLD, export_text  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
 def random_categorical(seed: int):
     """Small data with cardinalities 2-4, labels partly explained by two features."""
     rng = np.random.default_rng(seed)
@@ -65,12 +62,8 @@ def test_estimator_matches_oracle_with_declared_categories():
 
 
 @pytest.mark.parametrize("name,penalty", [("monk1", 0.01), ("monk3", 0.001), ("balance", 0.01)])
-def test_paper_datasets_against_exhaustive_dp(name, penalty):
-    path = SHARED / "categorical" / f"{name}-o.txt"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    a = np.loadtxt(path, dtype=int)
-    X, y = a[:, :-1], a[:, -1]
+def test_paper_datasets_against_exhaustive_dp(name, penalty, categorical_data):
+    X, y = categorical_data(name)  # shipped in tests/data/categorical
     clf = SparseTreeClassifier(penalty=penalty, categorical_features=list(range(X.shape[1])))
     clf.fit(X, y)
     assert clf.status_ == "optimal"
@@ -161,12 +154,9 @@ def test_cross_check_with_dp_solver_on_binary_data(binary_data):
             assert free.objective_ == pytest.approx(dp.objective_, abs=1e-9)
 
 
-def test_anytime_bounds_bracket_the_optimum():
-    a = np.loadtxt(SHARED / "categorical" / "lymph-o.txt", dtype=int) if (
-        SHARED / "categorical" / "lymph-o.txt").is_file() else None
-    if a is None:
-        pytest.skip("lymph-o not found")
-    X, y = a[:, :-1], np.unique(a[:, -1], return_inverse=True)[1]
+def test_anytime_bounds_bracket_the_optimum(categorical_data):
+    X, y = categorical_data("lymph")  # shipped in tests/data/categorical
+    y = np.unique(y, return_inverse=True)[1]
     card = X.max(0) + 1
     full = solve(X, card, y, np.ones(len(y)), 4, 0.01)
     assert full.status == "optimal"
