@@ -115,3 +115,26 @@ def test_categorical_columns_are_refused():
     df = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "colour": ["r", "g", "b", "r"]})
     with pytest.raises(ValueError, match="column 'colour' is categorical"):
         ObliqueTreeClassifier(n_splits=1, rules="axis").fit(df, [0, 1, 0, 1])
+
+
+def test_incomplete_rule_sets_report_optimal_on_rules():
+    """A search finished over a rule set that lacks splits of its family is optimal over those
+    rules only: status "optimal_on_rules" (a status of its own, not the binarisation status
+    "optimal_on_binarized"), lower bound 0; the complete family says "optimal"."""
+    from exactree.solvers.result import STATUSES, SolveResult
+
+    assert "optimal_on_rules" in STATUSES
+    X, y = rotated(14, seed=5)
+    full = ObliqueTreeClassifier(n_splits=1).fit(X, y)
+    left = ObliqueTreeClassifier(n_splits=1, ties="left").fit(X, y)  # the paper's construction
+    assert full.status_ == "optimal" and full.lower_bound_ == full.objective_
+    assert left.status_ == "optimal_on_rules" and left.lower_bound_ == 0.0
+    assert left.stats_["rules_exhaustive"] is False and left.objective_ >= full.objective_
+    # two distinct points in 3-D: fewer than the 3 defining points a plane needs
+    X3 = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    few = ObliqueTreeClassifier(n_splits=1).fit(X3, [0, 1, 0])
+    assert few.status_ == "optimal_on_rules" and few.stats_["rules_exhaustive"] is False
+    axis = ObliqueTreeClassifier(n_splits=1, rules="axis").fit(X3, [0, 1, 0])
+    assert axis.status_ == "optimal"  # axis rules are complete whatever the number of points
+    assert isinstance(SolveResult(tree=left.tree_, objective=1.0, lower_bound=0.0,
+                                  status="optimal_on_rules").gap, float)

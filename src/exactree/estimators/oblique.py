@@ -47,8 +47,10 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         Which sides the defining points of a hyperplane/hypersurface take: every assignment
         (covers every linear split of the points) or all on the left (<=) side, the paper's
         construction, which has ``2**D`` times fewer rules but misses splits: its fits report
-        ``status_ == "optimal_on_binarized"`` (optimal over the generated rules only, lower
-        bound 0), never ``"optimal"``.
+        ``status_ == "optimal_on_rules"`` (optimal over the generated rules only, lower
+        bound 0), never ``"optimal"``. The same status marks fits whose rule set lacks splits
+        for other reasons: rules floating point cannot store faithfully in raw coordinates, or
+        fewer distinct points than a hyperplane/hypersurface needs.
 
     Attributes
     ----------

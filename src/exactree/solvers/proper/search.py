@@ -20,7 +20,7 @@ import numpy as np
 
 from ...objectives import get_objective
 from ...tree import Tree, TreeBuilder
-from ..result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
+from ..result import OPTIMAL, OPTIMAL_ON_RULES, TIME_LIMIT, SolveResult
 from . import _kernels as kern
 from .rules import AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits
 
@@ -266,8 +266,8 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     ``"optimal"`` only when the search finished over a rule family that holds every split of its
     kind (``ties="all"`` or axis rules only) and every rule could be stored faithfully in raw
     coordinates (:class:`RuleSet` ``exhaustive`` and ``n_unrepresentable``); otherwise
-    ``"optimal_on_binarized"``
-    (optimal over the generated rules, lower bound 0), a deadline gives ``"time_limit"``.
+    ``"optimal_on_rules"`` (optimal over the generated rules only, lower bound 0). A deadline
+    gives ``"time_limit"``.
     """
     from .rules import DEFAULT_MAX_RULES
 
@@ -298,7 +298,7 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     if not ruleset.complete:
         status = TIME_LIMIT
     elif status == OPTIMAL and (not ruleset.exhaustive or ruleset.n_unrepresentable):
-        status = OPTIMAL_ON_BINARIZED  # optimal over the generated rules only
+        status = OPTIMAL_ON_RULES  # optimal over the generated rules only
     stats = dict(res.stats, search_objective=res.value, rules_complete=ruleset.complete,
                  rules_exhaustive=ruleset.exhaustive,
                  unrepresentable_rules=ruleset.n_unrepresentable,
