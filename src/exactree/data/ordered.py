@@ -1,0 +1,131 @@
+"""Binary features regrouped into *ordered features* for the threshold-aware search.
+
+An ordered feature is a column of bucket indices ``0..B`` with one split per bucket boundary:
+split ``b`` sends a row left when its bucket is ``<= b``. Each split is one binary feature of
+the :class:`~exactree.data.binarize.Binarizer` (``split_feature``), possibly complemented
+(``split_flip``: left is where the binary feature is *false*), so a tree found over ordered
+features translates back to the binary features and from there to the raw columns.
+
+* The thresholds of one numeric column form one ordered feature (the bucket is the number of
+  thresholds below the value).
+* A ``column == category`` test is a two-bucket feature.
+* Binary features whose row sets are nested (a numeric column in thermometer code,
+  ``x <= t1``, ``x <= t2``, ... in either orientation) are merged into one ordered feature, so
+  pre-binarised numeric data gets the same search as raw numbers. Merging is tried between
+  neighbouring binary features, which is how thermometer codes are laid out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .binarize import LE, Binarizer
+
+
+@dataclass
+class OrderedFeatures:
+    """``bucket`` (n_ordered, n_samples) int32; ``split_feature[f][b]`` the binary feature of split
+    ``b`` of ordered feature ``f``; ``split_flip[f][b]`` whether its left side is that feature's
+    false side. ``n_splits`` = number of binary splits represented."""
+
+    bucket: np.ndarray
+    split_feature: list[np.ndarray]
+    split_flip: list[np.ndarray]
+
+    @property
+    def n_features(self) -> int:
+        return len(self.split_feature)
+
+    @property
+    def n_splits(self) -> int:
+        return int(sum(len(s) for s in self.split_feature))
+
+
+def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bool] | None:
+    """Refine the chain ``level`` (row -> level index) by the row set ``inside`` if that set is a
+    prefix of levels in one orientation (splitting at most one level); returns the new levels
+    and whether the set had to be complemented, or None when it does not nest."""
+    k = int(level.max()) + 1
+    has_in = np.bincount(level[inside], minlength=k) > 0
+    has_out = np.bincount(level[~inside], minlength=k) > 0
+    if not has_in.any() or not has_out.any():
+        return None  # constant on these rows: nothing to merge
+    for flip, a, b in ((False, has_in, has_out), (True, has_out, has_in)):
+        if np.flatnonzero(a)[-1] <= np.flatnonzero(b)[0]:
+            side = inside if flip else ~inside  # 0 for rows on the left of the new cut
+            key = 2 * level.astype(np.int64) + side
+            return np.unique(key, return_inverse=True)[1].reshape(-1), flip
+    return None
+
+
+def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
+    """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``."""
+    column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
+    n = X.shape[0]
+    buckets: list[np.ndarray] = []
+    feats: list[np.ndarray] = []
+    flips: list[np.ndarray] = []
+    j = 0
+    m = len(column)
+    while j < m:
+        col = int(column[j])
+        if op[j] == LE:
+            stop = j
+            while stop < m and column[stop] == col and op[stop] == LE:
+                stop += 1
+            thresholds = value[j:stop]
+            buckets.append(np.searchsorted(thresholds, X[:, col], side="left").astype(np.int32))
+            feats.append(np.arange(j, stop, dtype=np.int64))
+            flips.append(np.zeros(stop - j, np.bool_))
+            j = stop
+        else:
+            buckets.append((X[:, col] != value[j]).astype(np.int32))
+            feats.append(np.array([j], np.int64))
+            flips.append(np.zeros(1, np.bool_))
+            j += 1
+    buckets, feats, flips = _merge_nested(buckets, feats, flips, n)
+    bucket = np.array(buckets, np.int32).reshape(len(buckets), n)
+    return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
+
+
+def _merge_nested(buckets, feats, flips, n):
+    """Merge runs of neighbouring two-bucket features whose left sides are nested."""
+    out_b, out_f, out_x = [], [], []
+    group = None  # (levels, [(binary feature, flip, inside mask)])
+    for bucket, feat, flip in zip(buckets, feats, flips):
+        single = len(feat) == 1
+        if single and group is not None:
+            inside = (bucket == 0) != flip[0]  # rows where the binary feature is true
+            merged = _chain_insert(group[0], inside)
+            if merged is not None:
+                group = (merged[0], group[1] + [(int(feat[0]), merged[1], inside)])
+                continue
+        if group is not None:
+            _close(group, out_b, out_f, out_x)
+            group = None
+        if single and n:
+            inside = (bucket == 0) != flip[0]
+            group = ((~inside).astype(np.int64), [(int(feat[0]), False, inside)])
+        else:
+            out_b.append(bucket), out_f.append(feat), out_x.append(flip)
+    if group is not None:
+        _close(group, out_b, out_f, out_x)
+    return out_b, out_f, out_x
+
+
+def _close(group, out_b, out_f, out_x) -> None:
+    """One ordered feature from a chain: each level boundary is the cut of some member."""
+    level, members = group
+    k = int(level.max()) + 1
+    feat = np.full(k - 1, -1, np.int64)
+    flip = np.zeros(k - 1, np.bool_)
+    for binary, flipped, inside in members:
+        left = ~inside if flipped else inside
+        b = int(level[left].max())  # the left side is levels 0..b
+        if b < k - 1 and feat[b] < 0:
+            feat[b], flip[b] = binary, flipped
+    out_b.append(level.astype(np.int32))
+    out_f.append(feat)
+    out_x.append(flip)

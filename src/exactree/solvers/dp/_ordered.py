@@ -1,0 +1,661 @@
+"""Depth-limited optimal trees over *ordered* features, in Numba (ideas from ConTree, Brita, van
+der Linden & Demirovic, AAAI 2025, and Quant-BnB, Mazumder, Meng & Wang, ICML 2022).
+
+Every feature is a column of small integers, its *buckets* (a numeric column's rank among its
+candidate thresholds; 0/1 for a binary or ``== category`` test), and a split ``(f, b)`` sends a
+row left when ``bucket[f, row] <= b``. A node holds its rows once per feature, sorted by that
+feature, so
+
+* the best tree of depth one is a single sweep per feature with running class weights, and a
+  depth-two evaluation of one root split is one sweep per feature that routes each row to its
+  side and keeps both sides' sweeps at once: O(features x rows), no pair-count matrix;
+* the split points of one feature are ordered and nested: moving the threshold moves only the
+  rows in between, so one evaluated split bounds its neighbours (each moved row changes a
+  subtree's cost by at most its weight) and two evaluated splits bound every split between them
+  (the left subtree only gains rows, the right only loses them). Splits are searched by interval
+  bisection, and whole intervals whose bound reaches the incumbent are skipped.
+
+The recursion over depths runs on an explicit stack of frames (one per level) so the kernel can
+be cached on disk. A frame's incumbent tree is kept in heap layout (node ``i`` has children
+``2i+1`` (left) and ``2i+2``); feature ``-1`` marks a leaf.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit, objmode
+
+INF = np.inf
+
+# Switches (indices into `flags`).
+(USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND) = range(4)
+TECHNIQUE_NAMES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound")
+# Statistics (indices into `stats`).
+ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
+STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
+# Frame phases.
+SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
+# Kernel outcome.
+DONE, TIMED_OUT = 0, 1
+# Rows x features swept between two looks at the clock.
+CLOCK_WORK = 4_000_000
+
+
+@njit(cache=True)
+def _now():
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit(cache=True, inline="always")
+def _leaf_cost(cw):
+    total = 0.0
+    top = 0.0
+    for k in range(cw.shape[0]):
+        total += cw[k]
+        if cw[k] > top:
+            top = cw[k]
+    return total - top
+
+
+@njit(cache=True, inline="always")
+def _split_cost(pre, tot, s):
+    """Misclassified weight of two leaves: class weights ``pre[s]`` and ``tot[s] - pre[s]``."""
+    t1 = 0.0
+    m1 = 0.0
+    t2 = 0.0
+    m2 = 0.0
+    for k in range(pre.shape[1]):
+        a = pre[s, k]
+        b = tot[s, k] - a
+        t1 += a
+        t2 += b
+        if a > m1:
+            m1 = a
+        if b > m2:
+            m2 = b
+    return (t1 - m1) + (t2 - m2)
+
+
+@njit(cache=True, inline="always")
+def _gini(pre, tot, s):
+    """Weighted Gini impurity of the two leaves ``pre[s]`` and ``tot[s] - pre[s]``."""
+    t1 = 0.0
+    q1 = 0.0
+    t2 = 0.0
+    q2 = 0.0
+    for k in range(pre.shape[1]):
+        a = pre[s, k]
+        b = tot[s, k] - a
+        t1 += a
+        t2 += b
+        q1 += a * a
+        q2 += b * b
+    g = 0.0
+    if t1 > 0.0:
+        g += t1 - q1 / t1
+    if t2 > 0.0:
+        g += t2 - q2 / t2
+    return g
+
+
+@njit(cache=True, inline="always")
+def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature):
+    """Evaluate the split of side ``s`` after its first ``c`` rows (in feature ``g``'s order);
+    returns the weight the next rows must move before another split there can do better.
+    ``per_feature``: also keep each feature's least Gini impurity (``feat_cost``) and where it
+    lies (``feat_pos``), which orders the features and their first splits; every split is then
+    evaluated."""
+    if c < min_leaf or cnt_tot - c < min_leaf:
+        return -1.0
+    cost = _split_cost(pre, tot, s)
+    if per_feature:
+        gini = _gini(pre, tot, s)
+        if gini < feat_cost[g]:
+            feat_cost[g] = gini
+            feat_pos[g] = c
+    if cost < best[s, 0]:
+        best[s, 0] = cost
+        best[s, 1] = g
+        best[s, 2] = prev
+        best[s, 3] = c
+        return 0.0
+    if per_feature:
+        return -1.0
+    return cost - best[s, 0]
+
+
+@njit(cache=True)
+def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos):
+    """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
+    feature -1: a leaf), and every feature's least Gini impurity and where it lies.
+
+    ``rows[g, :n]`` are the node's rows sorted by feature ``g``, ``bv``/``lab`` their buckets and
+    labels in that order, ``tot[0]`` the node's class weights.
+    """
+    F = rows.shape[0]
+    K = tot.shape[1]
+    best[0, 0] = _leaf_cost(tot[0])
+    best[0, 1] = -1.0
+    best[0, 2] = -1.0
+    best[0, 3] = -1.0
+    for g in range(F):
+        feat_cost[g] = INF
+        feat_pos[g] = -1
+        for k in range(K):
+            pre[0, k] = 0.0
+        prev = -1
+        for t in range(n):
+            bg = bv[g, t]
+            if bg != prev:
+                _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True)
+            pre[0, lab[g, t]] += 1.0 if unit else weights[rows[g, t]]
+            prev = bg
+
+
+@njit(cache=True)
+def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best, skip,
+                 cnt, prev, done):
+    """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
+    feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
+
+    ``tot[s]``/``cnt_tot[s]`` are each side's class weights and row count. A split is evaluated
+    only where it can beat its side's best: after one that misses by ``gap``, the next rows must
+    move more than ``gap`` weight first (ConTree's skip). The per-side state lives in small
+    arrays indexed by the side, not in branches: the sides interleave unpredictably.
+    """
+    F = rows.shape[0]
+    K = tot.shape[1]
+    for s in range(2):
+        best[s, 0] = _leaf_cost(tot[s])
+        best[s, 1] = -1.0
+        best[s, 2] = -1.0
+        best[s, 3] = -1.0
+    for g in range(F):
+        done[0] = best[0, 0] <= 0.0
+        done[1] = best[1, 0] <= 0.0
+        if done[0] and done[1]:
+            break
+        for s in range(2):
+            for k in range(K):
+                pre[s, k] = 0.0
+            skip[s] = 0.0
+            cnt[s] = 0
+            prev[s] = -1
+        for t in range(n):
+            bg = bv[g, t]
+            r = rows[g, t]
+            w = 1.0 if unit else weights[r]
+            s = side[r]
+            if bg != prev[s] and skip[s] < 0.0 and not done[s]:
+                skip[s] = _consider(pre, tot, s, cnt[s], cnt_tot[s], min_leaf, g, prev[s], best,
+                                    skip, cnt, False)
+                done[s] = best[s, 0] <= 0.0
+            pre[s, lab[g, t]] += w
+            cnt[s] += 1
+            skip[s] -= w
+            prev[s] = bg
+
+
+@njit(cache=True)
+def _mark_sides(rows, L, n, f, p, side):
+    """``side[row]`` = 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
+    for t in range(n):
+        side[rows[L, f, t]] = 0 if t < p else 1
+
+
+@njit(cache=True)
+def _split_rows(rows, bv, lab, L, n, keep, side):
+    """Rows of level ``L`` with ``side[row] == keep``, per feature in order, into level ``L + 1``
+    (with their buckets and labels); returns their number."""
+    F = rows.shape[1]
+    m = 0
+    for g in range(F):
+        m = 0
+        for t in range(n):
+            r = rows[L, g, t]
+            if side[r] == keep:
+                rows[L + 1, g, m] = r
+                bv[L + 1, g, m] = bv[L, g, t]
+                lab[L + 1, g, m] = lab[L, g, t]
+                m += 1
+    return m
+
+
+@njit(cache=True)
+def _copy_subtree(src_f, src_b, dst_f, dst_b, root, depth):
+    """Copy a heap-layout tree of ``depth`` levels below its root to the subtree at ``root``."""
+    width = 1
+    for lev in range(depth + 1):
+        base = (root + 1) * width - 1
+        for o in range(width):
+            dst_f[base + o] = src_f[width - 1 + o]
+            dst_b[base + o] = src_b[width - 1 + o]
+        width *= 2
+
+
+@njit(cache=True, inline="always")
+def _moved(pw, sp, a, b, unit):
+    """Weight of the rows between split indices ``a < b``."""
+    if unit:
+        return float(sp[b] - sp[a])
+    return pw[sp[b]] - pw[sp[a]]
+
+
+@njit(cache=True)
+def _first_beyond(pw, sp, a, lo, hi, gap, unit):
+    """Least split index in ``[lo, hi]`` more than ``gap`` weight right of split ``a`` (hi + 1 if
+    none)."""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if _moved(pw, sp, a, mid, unit) > gap:
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def _last_before(pw, sp, a, lo, hi, gap, unit):
+    """Greatest split index in ``[lo, hi]`` more than ``gap`` weight left of split ``a`` (lo - 1
+    if none)."""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if _moved(pw, sp, mid, a, unit) > gap:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return hi
+
+
+@njit(cache=True)
+def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, deadline, flags,
+           stats, tree_f, tree_b):
+    """Least misclassified weight of a tree of ``depth`` levels over all rows, below
+    ``root_ub``.
+
+    Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
+    layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
+    exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0.
+    """
+    F, n = bucket.shape
+    K = n_classes
+    D = depth
+    H = (1 << (D + 1)) - 1
+    Lmax = max(D - 1, 1)  # frames exist for depth >= 2
+    mono = min_leaf <= 1  # a subset's optimum is never above its superset's
+    # Level L holds the rows of the node its frame solves, once per feature sorted by that
+    # feature, with their buckets and labels in the same order.
+    rows = np.empty((Lmax, F, n), np.int32)
+    bv = np.empty((Lmax, F, n), np.int32)
+    lab = np.empty((Lmax, F, n), np.int32)
+    for g in range(F):
+        rows[0, g, :] = np.argsort(bucket[g], kind="mergesort").astype(np.int32)
+        for t in range(n):
+            bv[0, g, t] = bucket[g, rows[0, g, t]]
+            lab[0, g, t] = labels[rows[0, g, t]]
+    side = np.zeros(n, np.uint8)
+    # Frames, one per level.
+    fr_n = np.zeros(Lmax, np.int64)
+    fr_d = np.zeros(Lmax, np.int64)
+    fr_ub_in = np.zeros(Lmax)
+    fr_ub = np.zeros(Lmax)
+    fr_best = np.zeros(Lmax)
+    fr_tot = np.zeros((Lmax, 2, K))
+    fr_cnt = np.zeros((Lmax, 2), np.int64)
+    fr_order = np.zeros((Lmax, F), np.int64)
+    fr_d1pos = np.zeros((Lmax, F), np.int64)
+    fr_fi = np.zeros(Lmax, np.int64)
+    fr_f = np.zeros(Lmax, np.int64)
+    fr_phase = np.zeros(Lmax, np.int64)
+    # The current feature's split points (rows left of each), prefix weights in its order.
+    sp = np.zeros((Lmax, n + 1), np.int64)
+    fr_m = np.zeros(Lmax, np.int64)
+    pw = np.zeros((Lmax, n + 1))
+    # Interval queue (lo, hi, evaluated split left of it, right of it) and evaluated bounds.
+    queue = np.zeros((Lmax, n + 2, 4), np.int64)
+    fr_qh = np.zeros(Lmax, np.int64)
+    fr_qn = np.zeros(Lmax, np.int64)
+    ev_l = np.zeros((Lmax, n + 1))
+    ev_r = np.zeros((Lmax, n + 1))
+    # The split being evaluated and its first child's result.
+    cur = np.zeros((Lmax, 4), np.int64)  # lo, hi, left neighbour, right neighbour
+    fr_mid = np.zeros(Lmax, np.int64)
+    fr_first_left = np.zeros(Lmax, np.bool_)
+    fr_lb1 = np.zeros(Lmax)
+    fr_ex1 = np.zeros(Lmax, np.bool_)
+    fr_lb2 = np.zeros(Lmax)  # bound on the second child known before solving it
+    # Incumbent trees and the current split's child trees.
+    best_f = np.full((Lmax, H), -1, np.int64)
+    best_b = np.zeros((Lmax, H), np.int64)
+    kid_f = np.full((Lmax, 2, H), -1, np.int64)
+    kid_b = np.zeros((Lmax, 2, H), np.int64)
+    pre = np.zeros((2, K))
+    sw = np.zeros((2, 4))
+    tot2 = np.zeros((2, K))
+    cnt2 = np.zeros(2, np.int64)
+    skip2 = np.zeros(2)
+    cnt2b = np.zeros(2, np.int64)
+    prev2 = np.zeros(2, np.int64)
+    done2 = np.zeros(2, np.bool_)
+    feat_cost = np.zeros(F)
+    for t in range(H):
+        tree_f[t] = -1
+        tree_b[t] = 0
+
+    # ---- the root: all rows
+    tot_root = np.zeros(K)
+    for r in range(n):
+        tot_root[labels[r]] += weights[r]
+    if D == 0 or n == 0:
+        c = _leaf_cost(tot_root)
+        if c < root_ub:
+            return DONE, c, c
+        return DONE, INF, root_ub
+    _init_frame(0, n, D, root_ub, rows, bv, lab, side, weights, unit, min_leaf, fr_n, fr_d,
+                fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt, fr_order, fr_d1pos, fr_fi, fr_phase,
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats)
+    if D == 1:
+        fr_fi[0] = F  # the depth-one sweep is the answer
+    L = 0
+    work = 0
+    outcome = DONE
+    while True:
+        if deadline < INF and work >= CLOCK_WORK:
+            work = 0
+            if _now() > deadline:
+                outcome = TIMED_OUT
+                break
+        s = _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
+                        fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l,
+                        ev_r, cur, fr_mid)
+        if s >= 0:
+            stats[ST_EVALS] += 1
+            f = fr_f[L]
+            p = sp[L, s]
+            _mark_sides(rows, L, fr_n[L], f, p, side)
+            if fr_d[L] == 2:
+                # Both children are depth-one trees: one routed sweep per feature.
+                _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
+                             cnt2)
+                _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
+                             tot2, cnt2, pre, sw, skip2, cnt2b, prev2, done2)
+                work += F * fr_n[L]
+                for sd in range(2):
+                    kid_f[L, sd, 0] = int(sw[sd, 1])
+                    kid_b[L, sd, 0] = int(sw[sd, 2])
+                    kid_f[L, sd, 1] = -1
+                    kid_f[L, sd, 2] = -1
+                _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, mono, flags, fr_ub,
+                        fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
+                        fr_mid, best_f, best_b, kid_f, kid_b, fr_d)
+                continue
+            # Deeper: solve the larger child first (its bound may make the other needless),
+            # asking it to beat the incumbent less what the other side must cost at least.
+            fr_first_left[L] = p >= fr_n[L] - p
+            keep = 0 if fr_first_left[L] else 1
+            m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
+            work += 2 * F * fr_n[L]
+            fr_phase[L] = WAIT_FIRST
+            fr_lb2[L] = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
+                                          ev_r, pw, sp, unit)
+            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L], rows, bv, lab, side, weights, unit,
+                        min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt, fr_order,
+                        fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
+                        stats)
+            L += 1
+            continue
+        # The frame is done: hand its result to the parent.
+        ex = fr_best[L] < fr_ub_in[L]
+        val = fr_best[L] if ex else max(fr_ub_in[L], 0.0)
+        if L == 0:
+            break
+        P = L - 1
+        first = fr_phase[P] == WAIT_FIRST
+        sd = 0 if fr_first_left[P] == first else 1
+        if ex:
+            _copy_subtree(best_f[L], best_b[L], kid_f[P, sd], kid_b[P, sd], 0, fr_d[L])
+        L = P
+        s = fr_mid[L]
+        f = fr_f[L]
+        p = sp[L, s]
+        b = bv[L, f, p - 1]
+        if first:
+            fr_lb1[L] = val
+            fr_ex1[L] = ex
+            ub2 = fr_ub[L] - val
+            if ex and ub2 > 0.0:
+                if flags[USE_WIDE_SECOND]:
+                    # Wide enough to stay informative for the whole interval around the split.
+                    ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
+                               _moved(pw[L], sp[L], s, cur[L, 1], unit))
+                _mark_sides(rows, L, fr_n[L], f, p, side)
+                keep = 1 if fr_first_left[L] else 0
+                m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
+                work += 2 * F * fr_n[L]
+                fr_phase[L] = WAIT_SECOND
+                _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, side, weights, unit,
+                            min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt,
+                            fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
+                            feat_cost, stats)
+                L += 1
+                continue
+            # The split cannot win: keep the first child's bound and the other side's.
+            lb_l = val if fr_first_left[L] else fr_lb2[L]
+            lb_r = fr_lb2[L] if fr_first_left[L] else val
+            ex = False
+        else:
+            if not ex:
+                val = max(val, fr_lb2[L])
+            lb_l = fr_lb1[L] if fr_first_left[L] else val
+            lb_r = val if fr_first_left[L] else fr_lb1[L]
+            ex = ex and fr_ex1[L]
+        fr_phase[L] = SELECT
+        _record(L, b, lb_l, lb_r, ex, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
+                fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d)
+    c = fr_best[0]
+    if c >= root_ub:
+        return outcome, INF, 0.0 if outcome == TIMED_OUT else root_ub
+    for t in range(H):
+        tree_f[t] = best_f[0, t]
+        tree_b[t] = best_b[0, t]
+    return outcome, c, 0.0 if outcome == TIMED_OUT else c
+
+
+@njit(cache=True)
+def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt):
+    """Class weights and row counts of the first ``p`` rows in feature ``f``'s order and the
+    rest."""
+    tot[0, :] = 0.0
+    for t in range(p):
+        tot[0, lab[L, f, t]] += 1.0 if unit else weights[rows[L, f, t]]
+    for k in range(tot.shape[1]):
+        tot[1, k] = node_tot[k] - tot[0, k]
+    cnt[0] = p
+    cnt[1] = n - p
+
+
+@njit(cache=True)
+def _other_side_bound(L, s, left, mono, flags, cur, ev_l, ev_r, pw, sp, unit):
+    """A lower bound on the cost of split ``s``'s left (or right) subtree from the evaluated
+    splits around it: a superset of rows costs at least as much, and each removed row lowers
+    the cost by at most its weight."""
+    le, re = cur[L, 2], cur[L, 3]
+    bound = 0.0
+    if left:
+        if le >= 0 and mono:
+            bound = ev_l[L, le]
+        if re >= 0 and flags[USE_NEIGHBOURS]:
+            bound = max(bound, ev_l[L, re] - _moved(pw[L], sp[L], s, re, unit))
+    else:
+        if re >= 0 and mono:
+            bound = ev_r[L, re]
+        if le >= 0 and flags[USE_NEIGHBOURS]:
+            bound = max(bound, ev_r[L, le] - _moved(pw[L], sp[L], le, s, unit))
+    return bound
+
+
+@njit(cache=True)
+def _init_frame(L, n, d, ub, rows, bv, lab, side, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
+                fr_ub, fr_best, fr_tot, fr_cnt, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
+                best_f, best_b, pre, sw, feat_cost, stats):
+    """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
+    which also orders the features by their depth-one cost)."""
+    stats[ST_FRAMES] += 1
+    fr_n[L] = n
+    fr_d[L] = d
+    fr_ub_in[L] = ub
+    fr_tot[L, :, :] = 0.0
+    for t in range(n):
+        fr_tot[L, 0, lab[L, 0, t]] += 1.0 if unit else weights[rows[L, 0, t]]
+    fr_cnt[L, 0] = n
+    fr_cnt[L, 1] = 0
+    _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
+                feat_cost, fr_d1pos[L])
+    fr_best[L] = sw[0, 0]
+    best_f[L, 0] = int(sw[0, 1])
+    best_b[L, 0] = int(sw[0, 2])
+    best_f[L, 1] = -1
+    best_f[L, 2] = -1
+    fr_ub[L] = min(ub, fr_best[L])
+    fr_order[L, :] = np.argsort(feat_cost, kind="mergesort")
+    fr_fi[L] = -1
+    fr_qn[L] = 0
+    fr_phase[L] = SELECT
+    if fr_ub[L] <= 0.0:
+        fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
+
+
+@njit(cache=True)
+def _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n, fr_ub, fr_order,
+                fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
+                fr_mid):
+    """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
+    feature when the current one's intervals are exhausted), or -1 when the frame is done."""
+    F = rows.shape[1]
+    n = fr_n[L]
+    while True:
+        if fr_qn[L] == 0:
+            fr_fi[L] += 1
+            if fr_fi[L] >= F or fr_ub[L] <= 0.0:
+                return -1
+            f = fr_order[L, fr_fi[L]]
+            fr_f[L] = f
+            # Split points: positions (rows left) where the bucket changes, leaves >= min_leaf.
+            m = 0
+            acc = 0.0
+            pw[L, 0] = 0.0
+            for t in range(n):
+                if t >= min_leaf and n - t >= min_leaf and bv[L, f, t] != bv[L, f, t - 1]:
+                    sp[L, m] = t
+                    m += 1
+                if not unit:
+                    acc += weights[rows[L, f, t]]
+                    pw[L, t + 1] = acc
+            fr_m[L] = m
+            if m == 0:
+                continue
+            first = (m - 1) // 2
+            if flags[USE_DEPTH1_FIRST] and fr_d1pos[L, f] >= 0:
+                # Start where the best depth-one split of this feature lies.
+                p = fr_d1pos[L, f]
+                lo, hi = 0, m - 1
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if sp[L, mid] < p:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                first = lo
+            cur[L, 0] = 0
+            cur[L, 1] = m - 1
+            cur[L, 2] = -1
+            cur[L, 3] = -1
+            fr_mid[L] = first
+            return first
+        # Pop the oldest interval (breadth first: coarse splits before fine ones).
+        h = fr_qh[L]
+        lo, hi, le, re = queue[L, h, 0], queue[L, h, 1], queue[L, h, 2], queue[L, h, 3]
+        fr_qh[L] = h + 1 if h + 1 < queue.shape[1] else 0
+        fr_qn[L] -= 1
+        ub = fr_ub[L]
+        if flags[USE_INTERVALS] and mono:
+            # Every split between le and re keeps le's left rows and re's right rows.
+            bound = 0.0
+            if le >= 0:
+                bound += ev_l[L, le]
+            if re >= 0:
+                bound += ev_r[L, re]
+            if bound >= ub:
+                stats[ST_PRUNED] += 1
+                continue
+        if flags[USE_NEIGHBOURS]:
+            # The incumbent may have improved since the interval was queued: shrink it again.
+            if le >= 0:
+                gap = ev_r[L, le] + (ev_l[L, le] if mono else 0.0) - ub
+                if gap >= 0.0:
+                    lo = _first_beyond(pw[L], sp[L], le, lo, hi, gap, unit)
+            if re >= 0 and lo <= hi:
+                gap = ev_l[L, re] + (ev_r[L, re] if mono else 0.0) - ub
+                if gap >= 0.0:
+                    hi = _last_before(pw[L], sp[L], re, lo, hi, gap, unit)
+        if lo > hi:
+            stats[ST_PRUNED] += 1
+            continue
+        cur[L, 0] = lo
+        cur[L, 1] = hi
+        cur[L, 2] = le
+        cur[L, 3] = re
+        fr_mid[L] = (lo + hi) // 2
+        return fr_mid[L]
+
+
+@njit(cache=True)
+def _push(L, queue, fr_qh, fr_qn, lo, hi, le, re):
+    if lo > hi:
+        return
+    t = fr_qh[L] + fr_qn[L]
+    if t >= queue.shape[1]:
+        t -= queue.shape[1]
+    queue[L, t, 0] = lo
+    queue[L, t, 1] = hi
+    queue[L, t, 2] = le
+    queue[L, t, 3] = re
+    fr_qn[L] += 1
+
+
+@njit(cache=True)
+def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
+            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d):
+    """Store the evaluated split's child bounds, adopt it if it improves the incumbent, and
+    queue the rest of its interval minus the splits its bounds rule out."""
+    s = fr_mid[L]
+    ev_l[L, s] = lb_l
+    ev_r[L, s] = lb_r
+    total = lb_l + lb_r
+    if exact and total < fr_best[L]:
+        fr_best[L] = total
+        if total < fr_ub[L]:
+            fr_ub[L] = total
+        d = fr_d[L]
+        best_f[L, 0] = fr_f[L]
+        best_b[L, 0] = b
+        _copy_subtree(kid_f[L, 0], kid_b[L, 0], best_f[L], best_b[L], 1, d - 1)
+        _copy_subtree(kid_f[L, 1], kid_b[L, 1], best_f[L], best_b[L], 2, d - 1)
+    lo, hi, le, re = cur[L, 0], cur[L, 1], cur[L, 2], cur[L, 3]
+    ub = fr_ub[L]
+    right_lo = s + 1
+    left_hi = s - 1
+    if flags[USE_NEIGHBOURS]:
+        # Right of s the left subtree only gains rows and the right one loses them.
+        gap = lb_r + (lb_l if mono else 0.0) - ub
+        if gap >= 0.0:
+            right_lo = _first_beyond(pw[L], sp[L], s, s + 1, hi, gap, unit)
+        gap = lb_l + (lb_r if mono else 0.0) - ub  # and the other way round left of s
+        if gap >= 0.0:
+            left_hi = _last_before(pw[L], sp[L], s, lo, s - 1, gap, unit)
+    _push(L, queue, fr_qh, fr_qn, lo, left_hi, le, s)
+    _push(L, queue, fr_qh, fr_qn, right_lo, hi, s, re)

@@ -1,0 +1,125 @@
+"""Optimal depth-limited trees over ordered features (numeric columns, nested binary columns,
+category tests): the threshold-aware counterpart of :class:`~exactree.solvers.dp.solver.DPSolver`.
+
+It solves the same problem, least weighted misclassification with a depth limit and a minimum
+leaf size, and returns the same :class:`~exactree.solvers.dp.solver.DPSolution` over the same
+binary features, but never builds a rows x thresholds matrix: memory is
+``O(depth x features x rows)`` and a depth-two solve costs ``O(features x rows)`` per root
+split evaluated (see :mod:`._ordered`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...data.ordered import OrderedFeatures
+from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUE_NAMES, search
+from .solver import BinaryNode, DPSolution
+
+TECHNIQUES = TECHNIQUE_NAMES
+
+
+class OrderedSolver:
+    """Minimum weighted misclassification trees of bounded depth over ordered features.
+
+    Parameters
+    ----------
+    features : the ordered features of the training rows.
+    y : int array of class indices ``0..n_classes-1``.
+    sample_weight : positive float array, or None for unit weights.
+    max_depth : depth limit; min_samples_leaf : least number of rows in every leaf.
+    techniques : ``{name: bool}`` over :data:`TECHNIQUES` (all on by default), for ablation.
+    """
+
+    def __init__(self, features: OrderedFeatures, y: np.ndarray, n_classes: int, *,
+                 sample_weight: np.ndarray | None = None, max_depth: int = 3,
+                 min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None) -> None:
+        self.features = features
+        self.n_classes = int(n_classes)
+        self.labels = np.ascontiguousarray(y, dtype=np.int64)
+        n = len(self.labels)
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        # Equal weights count as unit weights (split distances in rows); costs are scaled back.
+        self.scale = float(w[0]) if n and np.all(w == w[0]) and w[0] > 0 else 1.0
+        self.unit = bool(np.all(w == self.scale))
+        self.weights = np.ascontiguousarray(w / self.scale)
+        self.max_depth = int(max_depth)
+        self.min_leaf = max(1, int(min_samples_leaf))
+        self.flags = np.ones(len(TECHNIQUES), np.bool_)
+        for name, on in (techniques or {}).items():
+            if name not in TECHNIQUES:
+                raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
+            self.flags[TECHNIQUES.index(name)] = bool(on)
+        self.stats = np.zeros(len(STAT_NAMES), np.int64)
+
+    def solve(self, *, upper_bound: float = INF, time_limit: float | None = None) -> DPSolution | None:
+        """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
+        (seconds) the best tree found in time is returned, not proven optimal."""
+        deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
+        ub = upper_bound / self.scale if upper_bound < INF else INF
+        size = (1 << (self.max_depth + 1)) - 1
+        tree_f = np.full(size, -1, np.int64)
+        tree_b = np.zeros(size, np.int64)
+        outcome, cost, lb = search(self.features.bucket, self.labels, self.weights, self.unit,
+                                   self.n_classes, self.min_leaf, self.max_depth, ub, deadline,
+                                   self.flags, self.stats, tree_f, tree_b)
+        if cost == INF:
+            if outcome == DONE:
+                return None
+            tree_f[:] = -1  # timed out before any tree below the bound: a leaf
+        root = self._tree(tree_f, tree_b)
+        cost = _cost(root)
+        optimal = outcome == DONE
+        lower = cost if optimal else max(lb * self.scale, self.equivalent_points_bound())
+        return DPSolution(root, cost, min(lower, cost), optimal,
+                          dict(zip(STAT_NAMES, self.stats.tolist())))
+
+    def equivalent_points_bound(self) -> float:
+        """Weight every tree misclassifies: rows alike in every feature share a leaf."""
+        if not len(self.labels):
+            return 0.0
+        _, group = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
+        weight = np.zeros((group.max() + 1, self.n_classes))
+        np.add.at(weight, (group.ravel(), self.labels), self.weights * self.scale)
+        return float(weight.sum() - weight.max(axis=1).sum())
+
+    def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray) -> BinaryNode:
+        """The heap-layout tree as binary-feature nodes with class weights."""
+        bucket = self.features.bucket
+        w = self.weights * self.scale
+
+        def counts(rows):
+            return np.bincount(self.labels[rows], weights=w[rows], minlength=self.n_classes)
+
+        root = BinaryNode(-1, counts(np.arange(len(self.labels))))
+        stack = [(0, root, np.arange(len(self.labels)), 0)]
+        while stack:
+            i, node, rows, level = stack.pop()
+            f = int(tree_f[i])
+            if f < 0 or level == self.max_depth:
+                continue
+            b = int(tree_b[i])
+            left = bucket[f, rows] <= b
+            node.feature = int(self.features.split_feature[f][b])
+            flip = bool(self.features.split_flip[f][b])
+            true_rows, false_rows = (rows[~left], rows[left]) if flip else (rows[left], rows[~left])
+            node.true = BinaryNode(-1, counts(true_rows))
+            node.false = BinaryNode(-1, counts(false_rows))
+            # Heap children: 2i+1 is the left (bucket <= b) side.
+            lt, rt = (node.false, node.true) if flip else (node.true, node.false)
+            stack.append((2 * i + 1, lt, rows[left], level + 1))
+            stack.append((2 * i + 2, rt, rows[~left], level + 1))
+        return root
+
+
+def _cost(node: BinaryNode) -> float:
+    stack, total = [node], 0.0
+    while stack:
+        nd = stack.pop()
+        if nd.feature < 0:
+            total += float(nd.counts.sum() - nd.counts.max())
+        else:
+            stack += [nd.true, nd.false]
+    return total
