@@ -125,7 +125,36 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return 0.0
     if per_feature:
         return -1.0
-    return cost - best[s, 0]
+    return _skip(pre, tot, s, best[s, 0])
+
+
+@njit(cache=True, inline="always")
+def _skip(pre, tot, s, target):
+    """Weight the rows after a split must move before a later split of the same side can cost
+    less than ``target``. Leaves predicting ``k`` (left) and ``j`` (right) cost
+    ``N - T_j - (P_k - P_j)``; a moved row changes ``P_k - P_j`` by at most its weight, and pairs
+    with ``k == j`` are constant (the leaf), so they are left out."""
+    K = pre.shape[1]
+    total = 0.0
+    k1 = 0
+    m1 = -INF
+    m2 = -INF
+    for k in range(K):
+        total += tot[s, k]
+        p = pre[s, k]
+        if p > m1:
+            m2 = m1
+            m1 = p
+            k1 = k
+        elif p > m2:
+            m2 = p
+    gap = INF
+    for j in range(K):
+        top = m2 if j == k1 else m1
+        g = total - target - tot[s, j] + pre[s, j] - top
+        if g < gap:
+            gap = g
+    return gap
 
 
 @njit(cache=True)
@@ -152,7 +181,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
             bg = bv[g, t]
             if bg != prev:
                 _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True)
-            pre[0, lab[g, t]] += 1.0 if unit else weights[rows[g, t]]
+            pre[0, lab[g, t]] += 1.0 if unit else weights[np.uint32(rows[g, t])]
             prev = bg
 
 
@@ -187,9 +216,9 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             prev[s] = -1
         for t in range(n):
             bg = bv[g, t]
-            r = rows[g, t]
+            r = np.uint32(rows[g, t])
             w = 1.0 if unit else weights[r]
-            s = side[r]
+            s = np.int64(side[r])
             if bg != prev[s] and skip[s] < 0.0 and not done[s]:
                 skip[s] = _consider(pre, tot, s, cnt[s], cnt_tot[s], min_leaf, g, prev[s], best,
                                     skip, cnt, False)
@@ -201,10 +230,88 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 
 @njit(cache=True)
+def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, best):
+    """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
+
+    With class weights ``P0, P1`` left of a split and ``T0, T1`` on the side, the best leaves
+    cost ``min(P0, P1) + min(T0 - P0, T1 - P1)``: the leaf costs ``T0`` or ``T1``, or
+    ``T1 + (P0 - P1)``, or ``T0 - (P0 - P1)``. So a feature's best split is where the running
+    difference ``P0 - P1`` is least or greatest. Both sides are swept at once with their state
+    in scalars updated by arithmetic, not branches (the sides interleave unpredictably), and
+    candidates are taken at the end of every run of equal buckets (for a side without rows in
+    the run this repeats its previous candidate, which is harmless).
+    """
+    F = rows.shape[0]
+    n0 = cnt_tot[0]
+    n1 = cnt_tot[1]
+    for s in range(2):
+        best[s, 0] = _leaf_cost(tot[s])
+        best[s, 1] = -1.0
+        best[s, 2] = -1.0
+        best[s, 3] = -1.0
+    for g in range(F):
+        if best[0, 0] <= 0.0 and best[1, 0] <= 0.0:
+            break
+        rg = rows[g]
+        bg = bv[g]
+        lg = lab[g]
+        d0 = 0.0
+        d1 = 0.0
+        c0 = 0
+        c1 = 0
+        lo0 = INF
+        hi0 = -INF
+        lo1 = INF
+        hi1 = -INF
+        at_lo0 = at_hi0 = at_lo1 = at_hi1 = 0
+        for t in range(n - 1):
+            r = np.uint32(rg[t])
+            s = np.int64(side[r])
+            w = 1.0 if unit else weights[r]
+            v = w * (1 - 2 * lg[t])
+            d1 += v * s
+            d0 += v - v * s
+            c1 += s
+            c0 += 1 - s
+            if bg[t + 1] != bg[t]:
+                if c0 >= min_leaf and n0 - c0 >= min_leaf:
+                    if d0 < lo0:
+                        lo0 = d0
+                        at_lo0 = t
+                    if d0 > hi0:
+                        hi0 = d0
+                        at_hi0 = t
+                if c1 >= min_leaf and n1 - c1 >= min_leaf:
+                    if d1 < lo1:
+                        lo1 = d1
+                        at_lo1 = t
+                    if d1 > hi1:
+                        hi1 = d1
+                        at_hi1 = t
+        for s in range(2):
+            lo, hi = (lo0, hi0) if s == 0 else (lo1, hi1)
+            if lo == INF:
+                continue  # no split point on this side
+            low = tot[s, 1] + lo
+            high = tot[s, 0] - hi
+            at = -1
+            if low <= high and low < best[s, 0]:
+                best[s, 0] = low
+                at = at_lo0 if s == 0 else at_lo1
+            elif high < low and high < best[s, 0]:
+                best[s, 0] = high
+                at = at_hi0 if s == 0 else at_hi1
+            if at >= 0:
+                best[s, 1] = g
+                best[s, 2] = bg[at]
+                best[s, 3] = -1.0  # position: not needed by the callers
+
+
+@njit(cache=True)
 def _mark_sides(rows, L, n, f, p, side):
     """``side[row]`` = 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
     for t in range(n):
-        side[rows[L, f, t]] = 0 if t < p else 1
+        side[np.uint32(rows[L, f, t])] = 0 if t < p else 1
 
 
 @njit(cache=True)
@@ -217,7 +324,7 @@ def _split_rows(rows, bv, lab, L, n, keep, side):
         m = 0
         for t in range(n):
             r = rows[L, g, t]
-            if side[r] == keep:
+            if side[np.uint32(r)] == keep:
                 rows[L + 1, g, m] = r
                 bv[L + 1, g, m] = bv[L, g, t]
                 lab[L + 1, g, m] = lab[L, g, t]
@@ -381,8 +488,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                 # Both children are depth-one trees: one routed sweep per feature.
                 _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
                              cnt2)
-                _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                             tot2, cnt2, pre, sw, skip2, cnt2b, prev2, done2)
+                if K == 2:
+                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit,
+                                        min_leaf, tot2, cnt2, sw)
+                else:
+                    _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
+                                 tot2, cnt2, pre, sw, skip2, cnt2b, prev2, done2)
                 work += F * fr_n[L]
                 for sd in range(2):
                     kid_f[L, sd, 0] = int(sw[sd, 1])
