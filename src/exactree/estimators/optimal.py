@@ -11,12 +11,35 @@ import numpy as np
 
 from ..data import Binarizer
 from ..data.encoding import Column
+from ..data.ordered import OrderedFeatures, ordered_features
 from ..solvers.dp.convert import to_tree
+from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
+from ..solvers.dp.ordered import OrderedSolver
+from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ..tree import Tree
 from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
+
+
+# The threshold-aware search is chosen automatically when the ordered features carry at
+# least this many splits each on average (numeric columns, thermometer codes); on data that is
+# binary to begin with, MurTree's popcounted pair counts are faster (benchmarks/bench_dp.py).
+ORDERED_MIN_SPLITS = 2
+# Refuse ordered problems whose per-level sorted rows alone would need more memory than this.
+MAX_ORDERED_BYTES = 4 * 2**30
+
+
+def check_ordered_size(n: int, n_features: int, max_depth: int) -> None:
+    """Raise a clear error when the ordered search's sorted rows (three int32 arrays of
+    ``rows x features`` per level) would not fit in :data:`MAX_ORDERED_BYTES`."""
+    need = 12 * n * n_features * max(max_depth - 1, 1)
+    if need > MAX_ORDERED_BYTES:
+        raise ValueError(
+            f"{n} rows x {n_features} features at depth {max_depth} need about "
+            f"{need / 2**30:.1f} GiB for the search (limit {MAX_ORDERED_BYTES / 2**30:.0f} GiB); "
+            "use fewer rows or a smaller max_depth")
 
 
 @dataclass
@@ -90,13 +113,15 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "categorical_features": ["array-like", None],
         "cache_limit": [Interval(Integral, 1, None, closed="left")],
         "techniques": [dict, None],
+        "search": [StrOptions({"auto", "ordered", "binary"})],
     }
 
     def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
                  min_samples_leaf: int = 1, cost_complexity: float = 0.0,
                  time_limit: float | None = None, thresholds: str = "exact",
                  max_thresholds: int | None = None, categorical_features: Any = None,
-                 cache_limit: int = 5_000_000, techniques: dict | None = None) -> None:
+                 cache_limit: int = 5_000_000, techniques: dict | None = None,
+                 search: str = "auto") -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
@@ -107,16 +132,53 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.categorical_features = categorical_features
         self.cache_limit = cache_limit
         self.techniques = techniques
+        self.search = search
 
     # ------------------------------------------------------------------ solving
-    def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
-                 columns: list[Column]) -> DPSolver:
+    def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                  columns: list[Column]) -> None:
         self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(X, y, columns, w)
         self.n_binary_features_ = self.binarizer_.n_features_out
+
+    def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                 columns: list[Column]) -> DPSolver:
+        """The binary-feature search (MurTree) over the binarised data."""
+        self._binarize(X, y, w, columns)
+        self.search_ = "binary"
         check_problem_size(len(X), self.n_binary_features_, len(self.classes_))
         return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
                         max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                        cache_limit=self.cache_limit, techniques=self.techniques)
+                        cache_limit=self.cache_limit,
+                        techniques=self._techniques(BINARY_TECHNIQUES))
+
+    def _techniques(self, known: tuple[str, ...]) -> dict[str, bool]:
+        """The switches of ``techniques`` that belong to the search with technique names
+        ``known``. Names of the other search are accepted (they do not apply to this fit, see
+        ``search_``); any other name is an error."""
+        out = {}
+        for name, on in (self.techniques or {}).items():
+            if name not in BINARY_TECHNIQUES and name not in ORDERED_TECHNIQUES:
+                raise ValueError(f"unknown technique {name!r}; known: "
+                                 f"{', '.join(BINARY_TECHNIQUES + ORDERED_TECHNIQUES)}")
+            if name in known:
+                out[name] = bool(on)
+        return out
+
+    def _ordered_features(self, X: np.ndarray) -> OrderedFeatures | None:
+        """The ordered features when the threshold-aware search applies and is chosen."""
+        budgeted = self.max_nodes is not None and self.max_nodes < (1 << self.max_depth) - 1
+        if self.search == "binary":
+            return None
+        if budgeted or self.cost_complexity > 0:
+            if self.search == "ordered":
+                raise ValueError("search='ordered' solves depth-limited trees; max_nodes and "
+                                 "cost_complexity need search='binary' (or 'auto')")
+            return None
+        features = ordered_features(self.binarizer_, X)
+        if self.search == "auto" and features.n_splits < ORDERED_MIN_SPLITS * features.n_features:
+            return None  # (almost) all features binary: MurTree's pair counting is faster
+        check_ordered_size(len(X), features.n_features, self.max_depth)
+        return features
 
     def _tree(self, solution: DPSolution) -> Tree:
         return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_))
@@ -127,6 +189,17 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return OPTIMAL if self.binarizer_.exact_ else OPTIMAL_ON_BINARIZED
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
+        self._binarize(X, y, sample_weight, columns)
+        features = self._ordered_features(X)
+        if features is not None:
+            self.search_ = "ordered"
+            solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
+                                   max_depth=self.max_depth,
+                                   min_samples_leaf=self.min_samples_leaf,
+                                   techniques=self._techniques(ORDERED_TECHNIQUES))
+            sol = solver.solve(time_limit=self.time_limit)
+            return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
+                               self._status(sol.optimal), stats=sol.stats)
         solver = self._prepare(X, y, sample_weight, columns)
         if self.cost_complexity == 0:
             sol = solver.solve(self.max_nodes, time_limit=self.time_limit)

@@ -57,24 +57,37 @@ class OrderedSolver:
     def solve(self, *, upper_bound: float = INF, time_limit: float | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
         (seconds) the best tree found in time is returned, not proven optimal."""
-        deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
+        start = time.perf_counter()
+        deadline = INF if time_limit is None else start + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
-        size = (1 << (self.max_depth + 1)) - 1
-        tree_f = np.full(size, -1, np.int64)
-        tree_b = np.zeros(size, np.int64)
-        outcome, cost, lb = search(self.features.bucket, self.labels, self.weights, self.unit,
-                                   self.n_classes, self.min_leaf, self.max_depth, ub, deadline,
-                                   self.flags, self.stats, tree_f, tree_b)
-        if cost == INF:
-            if outcome == DONE:
-                return None
-            tree_f[:] = -1  # timed out before any tree below the bound: a leaf
-        root = self._tree(tree_f, tree_b)
-        cost = _cost(root)
+        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline)
+        if cost == INF and outcome == DONE:
+            return None
         optimal = outcome == DONE
+        if not optimal and self.max_depth > 2:
+            # Anytime: the optimal depth-2 tree (usually found in milliseconds; given a tenth of
+            # the time limit more at most) beats a half-explored root.
+            extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
+            _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra)
+            if cost2 < INF and _cost(root2) < _cost(root):
+                root = root2
+        cost = _cost(root)
         lower = cost if optimal else max(lb * self.scale, self.equivalent_points_bound())
         return DPSolution(root, cost, min(lower, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist())))
+
+    def _search(self, depth: int, ub: float, deadline: float):
+        """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound and
+        the tree (a leaf when cut short before any tree below ``ub``)."""
+        size = (1 << (depth + 1)) - 1
+        tree_f = np.full(size, -1, np.int64)
+        tree_b = np.zeros(size, np.int64)
+        outcome, cost, lb = search(self.features.bucket, self.labels, self.weights, self.unit,
+                                   self.n_classes, self.min_leaf, depth, ub, deadline,
+                                   self.flags, self.stats, tree_f, tree_b)
+        if cost == INF:
+            tree_f[:] = -1
+        return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
 
     def equivalent_points_bound(self) -> float:
         """Weight every tree misclassifies: rows alike in every feature share a leaf."""
@@ -85,7 +98,7 @@ class OrderedSolver:
         np.add.at(weight, (group.ravel(), self.labels), self.weights * self.scale)
         return float(weight.sum() - weight.max(axis=1).sum())
 
-    def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray) -> BinaryNode:
+    def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
         """The heap-layout tree as binary-feature nodes with class weights."""
         bucket = self.features.bucket
         w = self.weights * self.scale
@@ -98,7 +111,7 @@ class OrderedSolver:
         while stack:
             i, node, rows, level = stack.pop()
             f = int(tree_f[i])
-            if f < 0 or level == self.max_depth:
+            if f < 0 or level == depth:
                 continue
             b = int(tree_b[i])
             left = bucket[f, rows] <= b
