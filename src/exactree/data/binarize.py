@@ -77,27 +77,36 @@ class Binarizer:
     def fit(self, X: np.ndarray, y: np.ndarray, columns: Sequence[Column],
             sample_weight: np.ndarray | None = None) -> Binarizer:
         w = np.ones(len(X)) if sample_weight is None else sample_weight
-        column, op, value, names = [], [], [], []
+        column, op, value = [], [], []
         self.exact_ = self.thresholds == "exact"
         for j, col in enumerate(columns):
             if col.is_categorical:
-                codes = range(1 if len(col.categories) == 2 else len(col.categories))
-                for code in codes if len(col.categories) > 1 else ():
-                    column.append(j), op.append(EQ), value.append(float(code))
-                    names.append(f"{col.name} == {col.categories[code]}")
+                n_codes = 1 if len(col.categories) == 2 else len(col.categories)
+                codes = np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64)
+                column.append(np.full(len(codes), j)), op.append(np.full(len(codes), EQ))
+                value.append(codes)
                 continue
             cands = _midpoints(X[:, j], y, self.thresholds)
             if self.max_thresholds is not None and len(cands) > self.max_thresholds:
                 cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
                 self.exact_ = False
-            for t in cands:
-                column.append(j), op.append(LE), value.append(float(t))
-                names.append(f"{col.name} <= {t:.6g}")
-        self.column_ = np.array(column, np.int64)
-        self.op_ = np.array(op, np.int8)
-        self.value_ = np.array(value, np.float64)
-        self.names_ = names
+            column.append(np.full(len(cands), j)), op.append(np.full(len(cands), LE))
+            value.append(np.asarray(cands, np.float64))
+        self.column_ = np.concatenate(column).astype(np.int64) if column else np.zeros(0, np.int64)
+        self.op_ = np.concatenate(op).astype(np.int8) if op else np.zeros(0, np.int8)
+        self.value_ = np.concatenate(value) if value else np.zeros(0)
+        self._columns = list(columns)
         return self
+
+    @property
+    def names_(self) -> list[str]:
+        """A readable name per binary feature (``col <= t`` or ``col == category``)."""
+        names = []
+        for j, o, v in zip(self.column_, self.op_, self.value_):
+            col = self._columns[j]
+            names.append(f"{col.name} == {col.categories[int(v)]}" if o == EQ
+                         else f"{col.name} <= {v:.6g}")
+        return names
 
     @property
     def n_features_out(self) -> int:

@@ -123,6 +123,8 @@ def _close(group, out_b, out_f, out_x) -> None:
     flip = np.zeros(k - 1, np.bool_)
     for binary, flipped, inside in members:
         left = ~inside if flipped else inside
+        if not left.any():
+            continue  # a constant feature splits nothing
         b = int(level[left].max())  # the left side is levels 0..b
         if b < k - 1 and feat[b] < 0:
             feat[b], flip[b] = binary, flipped

@@ -457,7 +457,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     tot_root = np.zeros(K)
     for r in range(n):
         tot_root[labels[r]] += weights[r]
-    if D == 0 or n == 0:
+    if D == 0 or n == 0 or F == 0:  # no split to make
         c = _leaf_cost(tot_root)
         if c < root_ub:
             return DONE, c, c

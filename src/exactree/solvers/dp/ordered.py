@@ -59,7 +59,9 @@ class OrderedSolver:
         (seconds) the best tree found in time is returned, not proven optimal."""
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
-        ub = upper_bound / self.scale if upper_bound < INF else INF
+        # "Strictly below" up to rounding: sums of fractional weights depend on their order.
+        tol = 1e-9 * max(1.0, float(self.weights.sum()))
+        ub = upper_bound / self.scale - tol if upper_bound < INF else INF
         outcome, cost, lb, root = self._search(self.max_depth, ub, deadline)
         if cost == INF and outcome == DONE:
             return None
