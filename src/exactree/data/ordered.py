@@ -67,24 +67,20 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     buckets: list[np.ndarray] = []
     feats: list[np.ndarray] = []
     flips: list[np.ndarray] = []
-    j = 0
+    # Runs of thresholds of one numeric column; every category test on its own.
     m = len(column)
-    while j < m:
+    new_run = np.ones(m, bool)
+    new_run[1:] = (column[1:] != column[:-1]) | (op[1:] != LE) | (op[:-1] != LE)
+    starts = np.flatnonzero(new_run)
+    for j, stop in zip(starts.tolist(), np.append(starts[1:], m).tolist()):
         col = int(column[j])
         if op[j] == LE:
-            stop = j
-            while stop < m and column[stop] == col and op[stop] == LE:
-                stop += 1
             thresholds = value[j:stop]
             buckets.append(np.searchsorted(thresholds, X[:, col], side="left").astype(np.int32))
-            feats.append(np.arange(j, stop, dtype=np.int64))
-            flips.append(np.zeros(stop - j, np.bool_))
-            j = stop
         else:
             buckets.append((X[:, col] != value[j]).astype(np.int32))
-            feats.append(np.array([j], np.int64))
-            flips.append(np.zeros(1, np.bool_))
-            j += 1
+        feats.append(np.arange(j, stop, dtype=np.int64))
+        flips.append(np.zeros(stop - j, np.bool_))
     buckets, feats, flips = _merge_nested(buckets, feats, flips, n)
     bucket = np.array(buckets, np.int32).reshape(len(buckets), n)
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
