@@ -56,7 +56,8 @@ def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bo
         if np.flatnonzero(a)[-1] <= np.flatnonzero(b)[0]:
             side = inside if flip else ~inside  # 0 for rows on the left of the new cut
             key = 2 * level.astype(np.int64) + side
-            return np.unique(key, return_inverse=True)[1].reshape(-1), flip
+            rank = np.cumsum(np.bincount(key, minlength=2 * k) > 0) - 1
+            return rank[key], flip
     return None
 
 

@@ -23,10 +23,13 @@ from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
 
-# The threshold-aware search is chosen automatically when the ordered features carry at
-# least this many splits each on average (numeric columns, thermometer codes); on data that is
-# binary to begin with, MurTree's popcounted pair counts are faster (benchmarks/bench_dp.py).
-ORDERED_MIN_SPLITS = 2
+# search="auto" takes the threshold-aware search when the ordered features carry at least
+# ORDERED_MIN_SPLITS splits each on average, or the binary features number ORDERED_MIN_BINARY
+# or more (MurTree's pair counts grow with their square). Below that (binary data, thermometer
+# codes of 10-30 thresholds per column) MurTree's popcounted pair counts were faster on every
+# benchmark measured (benchmarks/bench_continuous.py, bench_dp.py).
+ORDERED_MIN_SPLITS = 32
+ORDERED_MIN_BINARY = 1000
 # Refuse ordered problems whose per-level sorted rows alone would need more memory than this.
 MAX_ORDERED_BYTES = 4 * 2**30
 
@@ -175,8 +178,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
                                  "cost_complexity need search='binary' (or 'auto')")
             return None
         features = ordered_features(self.binarizer_, X)
-        if self.search == "auto" and features.n_splits < ORDERED_MIN_SPLITS * features.n_features:
-            return None  # (almost) all features binary: MurTree's pair counting is faster
+        if self.search == "auto" and features.n_splits < min(
+                ORDERED_MIN_SPLITS * features.n_features, ORDERED_MIN_BINARY):
+            return None  # few thresholds per feature: MurTree's pair counting is faster
         check_ordered_size(len(X), features.n_features, self.max_depth)
         return features
 
