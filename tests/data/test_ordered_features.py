@@ -178,9 +178,6 @@ def test_category_test_is_two_bucket_feature():
     assert len(live) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="ordered_features keeps constant binary features (a "
-                   "category no row has, or one every row has) as ordered features with split "
-                   "id -1 or with no split at all")
 @pytest.mark.parametrize("categories", [list("ab"), list("abc"), ["a", "unused"]])
 def test_constant_binary_features_make_no_ordered_feature(categories):
     """``split_feature[f][b]`` must name a binary feature, every ordered feature must carry at

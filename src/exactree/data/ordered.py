@@ -93,8 +93,11 @@ def _merge_nested(buckets, feats, flips, n):
     group = None  # (levels, [(binary feature, flip, inside mask)])
     for bucket, feat, flip in zip(buckets, feats, flips):
         single = len(feat) == 1
-        if single and group is not None:
+        if single:
             inside = (bucket == 0) != flip[0]  # rows where the binary feature is true
+            if inside.all() or not inside.any():
+                continue  # constant here (e.g. an unused category): it splits nothing
+        if single and group is not None:
             merged = _chain_insert(group[0], inside)
             if merged is not None:
                 group = (merged[0], group[1] + [(int(feat[0]), merged[1], inside)])
@@ -102,8 +105,7 @@ def _merge_nested(buckets, feats, flips, n):
         if group is not None:
             _close(group, out_b, out_f, out_x)
             group = None
-        if single and n:
-            inside = (bucket == 0) != flip[0]
+        if single:
             group = ((~inside).astype(np.int64), [(int(feat[0]), False, inside)])
         else:
             out_b.append(bucket), out_f.append(feat), out_x.append(flip)
@@ -120,8 +122,6 @@ def _close(group, out_b, out_f, out_x) -> None:
     flip = np.zeros(k - 1, np.bool_)
     for binary, flipped, inside in members:
         left = ~inside if flipped else inside
-        if not left.any():
-            continue  # a constant feature splits nothing
         b = int(level[left].max())  # the left side is levels 0..b
         if b < k - 1 and feat[b] < 0:
             feat[b], flip[b] = binary, flipped

@@ -73,13 +73,16 @@ class DPSolution:
 
 
 def check_problem_size(n: int, m: int, n_classes: int) -> None:
-    """Raise a clear error when the packed data of ``n`` rows and ``m`` binary features would
-    not fit in :data:`MAX_DATA_BYTES` (dense rows plus two bitset copies)."""
-    need = n * m + 2 * 8 * m * ((n + 63) // 64 + n_classes)
+    """Raise a clear error when the data of ``n`` rows and ``m`` binary features would not fit
+    in :data:`MAX_DATA_BYTES`: binarising passes through a float copy (8 bytes a cell); the
+    search keeps dense rows, a canonical and a workspace copy (3 bytes a cell), sparse row lists
+    (8 bytes a true cell, about half of them) and bitsets."""
+    need = 15 * n * m + 2 * 8 * m * ((n + 63) // 64 + n_classes)
     if need > MAX_DATA_BYTES:
         raise ValueError(
             f"{n} rows x {m} binary features need about {need / 2**30:.1f} GiB for the search "
-            f"(limit {MAX_DATA_BYTES / 2**30:.0f} GiB); cap the thresholds per numeric column "
+            f"(limit {MAX_DATA_BYTES / 2**30:.0f} GiB); use search='auto' or 'ordered' (no "
+            "rows x thresholds matrix), cap the thresholds per numeric column "
             "(max_thresholds) or use fewer rows")
 
 
