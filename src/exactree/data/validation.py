@@ -52,7 +52,8 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     try:
-        check_classification_targets(y)
+        if y.dtype.kind not in "biuUS":  # integers and strings are class labels already
+            check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
     except TypeError:  # e.g. strings and numbers in one object array
         kinds = sorted({type(v).__name__ for v in y.tolist()})

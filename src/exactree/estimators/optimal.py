@@ -24,11 +24,13 @@ from .base import TreeClassifierBase
 
 
 # search="auto" takes the threshold-aware search when the ordered features carry at least
-# ORDERED_MIN_SPLITS splits each on average, or the binary features number ORDERED_MIN_BINARY
-# or more (MurTree's pair counts grow with their square). Below that (binary data, thermometer
-# codes of 10-30 thresholds per column) MurTree's popcounted pair counts were faster on every
-# benchmark measured (benchmarks/bench_continuous.py, bench_dp.py).
+# ORDERED_MIN_SPLITS splits each on average (half that on at most ORDERED_SMALL_ROWS rows), or
+# the binary features number ORDERED_MIN_BINARY or more (MurTree's pair counts grow with their
+# square). Below that (binary data, thermometer codes of 10-30 thresholds per column on
+# hundreds of rows or more) MurTree's popcounted pair counts were faster on every benchmark
+# measured (benchmarks/bench_continuous.py, bench_dp.py); iris-sized numeric data was not.
 ORDERED_MIN_SPLITS = 32
+ORDERED_SMALL_ROWS = 500
 ORDERED_MIN_BINARY = 1000
 # Refuse ordered problems whose per-level sorted rows alone would need more memory than this.
 MAX_ORDERED_BYTES = 4 * 2**30
@@ -178,8 +180,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
                                  "cost_complexity need search='binary' (or 'auto')")
             return None
         features = ordered_features(self.binarizer_, X)
+        per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
         if self.search == "auto" and features.n_splits < min(
-                ORDERED_MIN_SPLITS * features.n_features, ORDERED_MIN_BINARY):
+                per_feature * features.n_features, ORDERED_MIN_BINARY):
             return None  # few thresholds per feature: MurTree's pair counting is faster
         check_ordered_size(len(X), features.n_features, self.max_depth)
         return features
