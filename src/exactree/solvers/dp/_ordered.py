@@ -30,8 +30,9 @@ from numba import njit, objmode
 INF = np.inf
 
 # Switches (indices into `flags`).
-(USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND) = range(4)
-TECHNIQUE_NAMES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound")
+(USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS) = range(5)
+TECHNIQUE_NAMES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
+                   "feature_bounds")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -230,7 +231,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 
 @njit(cache=True)
-def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, best):
+def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, best,
+                        feat_lb, order, feat_out):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
     With class weights ``P0, P1`` left of a split and ``T0, T1`` on the side, the best leaves
@@ -240,6 +242,11 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
     in scalars updated by arithmetic, not branches (the sides interleave unpredictably), and
     candidates are taken at the end of every run of equal buckets (for a side without rows in
     the run this repeats its previous candidate, which is harmless).
+
+    Features are taken in ``order``; ``feat_lb[s, g]`` bounds feature ``g``'s best tree of depth
+    <= 1 on side ``s`` from below (from splits evaluated nearby), and a feature whose bounds
+    reach both sides' best so far is skipped. ``feat_out[g, s]`` receives each feature's best
+    (or its bound, when skipped).
     """
     F = rows.shape[0]
     n0 = cnt_tot[0]
@@ -249,9 +256,12 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
-    for g in range(F):
-        if best[0, 0] <= 0.0 and best[1, 0] <= 0.0:
-            break
+    for i in range(F):
+        g = order[i]
+        if feat_lb[0, g] >= best[0, 0] and feat_lb[1, g] >= best[1, 0]:
+            feat_out[g, 0] = feat_lb[0, g]
+            feat_out[g, 1] = feat_lb[1, g]
+            continue
         rg = rows[g]
         bg = bv[g]
         lg = lab[g]
@@ -290,10 +300,13 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
                         at_hi1 = t
         for s in range(2):
             lo, hi = (lo0, hi0) if s == 0 else (lo1, hi1)
+            leaf = _leaf_cost(tot[s])
+            feat_out[g, s] = leaf
             if lo == INF:
                 continue  # no split point on this side
             low = tot[s, 1] + lo
             high = tot[s, 0] - hi
+            feat_out[g, s] = min(leaf, low, high)
             at = -1
             if low <= high and low < best[s, 0]:
                 best[s, 0] = low
@@ -305,6 +318,40 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
                 best[s, 1] = g
                 best[s, 2] = bg[at]
                 best[s, 3] = -1.0  # position: not needed by the callers
+
+
+@njit(cache=True)
+def _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, order):
+    """Lower bounds on every feature's best depth-one cost on each side of split ``s`` from the
+    evaluated splits around it (as for whole subtrees: a superset costs at least as much, a
+    removed row lowers a cost by at most its weight), and the features in order of them."""
+    F = feat_lb.shape[1]
+    le, re = cur[L, 2], cur[L, 3]
+    feat_lb[:, :] = 0.0
+    if flags[USE_FEATURE_BOUNDS]:
+        gap_le = _moved(pw[L], sp[L], le, s, unit) if le >= 0 else 0.0
+        gap_re = _moved(pw[L], sp[L], s, re, unit) if re >= 0 else 0.0
+        for g in range(F):
+            a = 0.0
+            b = 0.0
+            if le >= 0:
+                if mono:
+                    a = ev_g[L, le, g, 0]
+                b = ev_g[L, le, g, 1] - gap_le
+            if re >= 0:
+                a = max(a, ev_g[L, re, g, 0] - gap_re)
+                if mono:
+                    b = max(b, ev_g[L, re, g, 1])
+            feat_lb[0, g] = a
+            feat_lb[1, g] = b
+    # Insertion sort of the features by their summed bounds (few features).
+    for g in range(F):
+        key = feat_lb[0, g] + feat_lb[1, g]
+        i = g
+        while i > 0 and feat_lb[0, order[i - 1]] + feat_lb[1, order[i - 1]] > key:
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = g
 
 
 @njit(cache=True)
@@ -449,6 +496,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     prev2 = np.zeros(2, np.int64)
     done2 = np.zeros(2, np.bool_)
     feat_cost = np.zeros(F)
+    # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
+    # bound those of the splits around it.
+    ev_g = np.zeros((Lmax, n + 1 if K == 2 else 1, F, 2))
+    feat_lb = np.zeros((2, F))
+    gorder = np.zeros(F, np.int64)
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -489,8 +541,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                 _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
                              cnt2)
                 if K == 2:
+                    _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
                     _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit,
-                                        min_leaf, tot2, cnt2, sw)
+                                        min_leaf, tot2, cnt2, sw, feat_lb, gorder, ev_g[L, s])
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, skip2, cnt2b, prev2, done2)
