@@ -15,8 +15,21 @@ from exactree import OptimalTreeClassifier, load_anneal
 from exactree.tree import CATEGORICAL
 
 
+def _expected(est):
+    """check_class_weight_classifiers fits class weights 1000 : 0.0001 on heavily overlapping
+    blobs and expects class 0 on > 87% of the test rows, relying on min_weight_fraction_leaf
+    to stop trees from isolating class-1-only regions; the exact unregularised tree does
+    isolate them, as its weighted objective asks (class_weight is tested against sample_weight
+    in test_class_weight.py). The cost-complexity tree passes it."""
+    if est.cost_complexity > 0:
+        return {}
+    return {"check_class_weight_classifiers": "exact unregularised trees isolate pure class-1 "
+            "regions of the noisy blobs (the check assumes min_weight_fraction_leaf)"}
+
+
 @parametrize_with_checks([OptimalTreeClassifier(max_depth=2),
-                          OptimalTreeClassifier(max_depth=3, cost_complexity=0.01)])
+                          OptimalTreeClassifier(max_depth=3, cost_complexity=0.01)],
+                         expected_failed_checks=_expected)
 def test_scikit_learn_checks(estimator, check):
     check(estimator)
 

@@ -50,7 +50,12 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for DataFrames
     with string column names), ``tree_`` (:class:`~exactree.tree.Tree`), ``objective_``,
-    ``lower_bound_``, ``upper_bound_``, ``gap_``, ``status_``, ``fit_time_``, ``stats_``.
+    ``lower_bound_``, ``upper_bound_``, ``gap_``, ``status_``, ``fit_time_``, ``stats_``,
+    ``feature_importances_``.
+
+    A subclass with a ``class_weight`` parameter (None, ``"balanced"`` or a dict of label ->
+    weight) gets it applied here: fitting with it is identical to fitting with the matching
+    ``sample_weight`` (multiplied into any ``sample_weight`` given).
     """
 
     _parameter_constraints: dict = {}
@@ -98,6 +103,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         check_consistent_length(X, y)
         self.classes_, y_index = encode_labels(y)
         w = check_sample_weight(sample_weight, len(y_index))
+        w = self._class_weighted(w, y_index)
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
         # Rows of weight zero change no objective; dropping them keeps them from adding
@@ -105,10 +111,43 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         keep = w > 0
         note_compiling()  # one line on stderr if the kernels compile (a cold Numba cache)
         start = time.perf_counter()
-        result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
+        self._rows_kept = keep  # for solvers that map row indices given to fit (dyadic cv)
+        try:
+            result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
+        finally:
+            del self._rows_kept
         self.fit_time_ = time.perf_counter() - start
         self._store(result)
         return self
+
+    def _class_weighted(self, w: np.ndarray, y_index: np.ndarray) -> np.ndarray:
+        """``w`` times the weight of each row's class under ``class_weight`` (scikit-learn's
+        :func:`~sklearn.utils.class_weight.compute_sample_weight`: ``"balanced"`` gives class
+        ``c`` the weight ``n_samples / (n_classes * count(c))``, counted over the rows given to
+        fit; a dict maps labels to weights, missing labels weigh 1)."""
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return w
+        from sklearn.utils.class_weight import compute_sample_weight
+
+        if isinstance(class_weight, dict):
+            labels = [c.item() if isinstance(c, np.generic) else c for c in self.classes_]
+            unknown = [k for k in class_weight if k not in labels]
+            if unknown and len(class_weight) - len(unknown) < len(labels):
+                raise ValueError(f"class_weight names labels not in y: {unknown!r} (classes: "
+                                 f"{labels!r})")
+            class_weight = {i: class_weight[c] for i, c in enumerate(labels) if c in class_weight}
+        factor = compute_sample_weight(class_weight, y_index)
+        return check_sample_weight(w * factor, len(w))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total decrease of the (weighted) training misclassification brought by
+        each feature's splits: sums to 1, all zeros for a single leaf, exactly 0 for features
+        the tree does not test. An oblique/polynomial split shares its decrease equally among
+        the features its rule uses. See :meth:`exactree.tree.Tree.feature_importances`."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.feature_importances()
 
     def _store(self, result: SolveResult) -> None:
         tree = result.tree

@@ -83,6 +83,11 @@ class DyadicTreeClassifier(TreeClassifierBase):
         representative penalty per interval of the full-data path, scored by the (weighted,
         cost-sensitive) validation error of each fold's own optimal tree; ties go to the larger
         penalty. ``penalty`` must then be None. Sets ``cv_penalties_`` and ``cv_errors_``.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
+        weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
+        identical to fitting with the matching ``sample_weight`` (scikit-learn's
+        ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
 
     Attributes
     ----------
@@ -106,12 +111,13 @@ class DyadicTreeClassifier(TreeClassifierBase):
         "max_rectangles": [Interval(Integral, 1, None, closed="left")],
         "path_search": [StrOptions(set(SEARCHES))],
         "cv": [None, "cv_object"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(self, *, penalty: float | None = None, max_splits_per_dim: Any = "auto",
                  loss: Any = None, compress: bool = True, lookahead: bool = True,
                  max_rectangles: int = 10_000_000, path_search: str = "hull",
-                 cv: Any = None) -> None:
+                 cv: Any = None, class_weight: dict | str | None = None) -> None:
         self.penalty = penalty
         self.max_splits_per_dim = max_splits_per_dim
         self.loss = loss
@@ -120,6 +126,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         self.max_rectangles = max_rectangles
         self.path_search = path_search
         self.cv = cv
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ fitting
     def _problem(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -265,18 +272,9 @@ class DyadicTreeClassifier(TreeClassifierBase):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DyadicTreeClassifier:
         """Fit the optimal dyadic tree for ``penalty`` (or the one ``cv`` picks on the path)."""
-        # The base drops rows of zero weight before _solve; explicit cv index pairs need the
-        # mask to stay aligned (the base validates sample_weight itself).
-        try:
-            self._rows_kept = None if sample_weight is None else np.asarray(sample_weight, float) > 0
-            if self._rows_kept is not None and self._rows_kept.ndim != 1:
-                self._rows_kept = None
-        except (TypeError, ValueError):
-            self._rows_kept = None
-        try:
-            return super().fit(X, y, sample_weight)
-        finally:
-            del self._rows_kept
+        # Rows of weight zero are dropped before _solve; the base keeps the mask in
+        # _rows_kept while solving, so explicit cv index pairs stay aligned.
+        return super().fit(X, y, sample_weight)
 
     def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[DyadicPathEntry]:
         """Fit every distinct optimal tree over all penalties; return them, smallest first.

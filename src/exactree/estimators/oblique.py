@@ -51,6 +51,11 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         bound 0), never ``"optimal"``. The same status marks fits whose rule set lacks splits
         for other reasons: rules floating point cannot store faithfully in raw coordinates, or
         fewer distinct points than a hyperplane/hypersurface needs.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
+        weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
+        identical to fitting with the matching ``sample_weight`` (scikit-learn's
+        ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
 
     Attributes
     ----------
@@ -70,12 +75,13 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "max_rules": [Interval(Integral, 1, None, closed="left")],
         "ties": [StrOptions({"all", "left"})],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int = DEFAULT_MAX_RULES,
-                 ties: str = "all") -> None:
+                 ties: str = "all", class_weight: dict | str | None = None) -> None:
         self.n_splits = n_splits
         self.rules = rules
         self.degree = degree
@@ -84,6 +90,7 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         self.time_limit = time_limit
         self.max_rules = max_rules
         self.ties = ties
+        self.class_weight = class_weight
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:

@@ -94,6 +94,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
         ``"incremental"`` (incremental pair counting, slower than popcounting afresh on every
         benchmark measured). The optimum never changes, only speed (on ties another optimal
         tree may be returned).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
+        weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
+        identical to fitting with the matching ``sample_weight`` (scikit-learn's
+        ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
 
     Attributes
     ----------
@@ -119,6 +124,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "cache_limit": [Interval(Integral, 1, None, closed="left")],
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
@@ -126,7 +132,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  time_limit: float | None = None, thresholds: str = "exact",
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  cache_limit: int = 5_000_000, techniques: dict | None = None,
-                 search: str = "auto") -> None:
+                 search: str = "auto", class_weight: dict | str | None = None) -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
@@ -138,6 +144,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.cache_limit = cache_limit
         self.techniques = techniques
         self.search = search
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ solving
     def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,

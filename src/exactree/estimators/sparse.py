@@ -12,7 +12,7 @@ from ..data.binarize import LE
 from ..data.encoding import Column, _is_dataframe
 from ..solvers.branches import FeatureMap, solve
 from ..solvers.result import SolveResult
-from ._params import Interval
+from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
 
@@ -43,6 +43,11 @@ class SparseTreeClassifier(TreeClassifierBase):
     categorical_features : sequence of int or str, or None, default=None
         Numeric columns holding integer category codes to split natively (one child per
         distinct value). Non-integer values in such a column are an error.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
+        weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
+        identical to fitting with the matching ``sample_weight`` (scikit-learn's
+        ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
 
     Attributes
     ----------
@@ -68,17 +73,20 @@ class SparseTreeClassifier(TreeClassifierBase):
         "max_branches": [Interval(Integral, 1, None, closed="left"), None],
         "memory_limit": [Interval(Integral, 1, None, closed="left")],
         "categorical_features": ["array-like", None],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(self, *, penalty: float = 0.01, max_depth: int | None = None,
                  time_limit: float | None = None, max_branches: int | None = None,
-                 memory_limit: int = 2048, categorical_features: Any = None) -> None:
+                 memory_limit: int = 2048, categorical_features: Any = None,
+                 class_weight: dict | str | None = None) -> None:
         self.penalty = penalty
         self.max_depth = max_depth
         self.time_limit = time_limit
         self.max_branches = max_branches
         self.memory_limit = memory_limit
         self.categorical_features = categorical_features
+        self.class_weight = class_weight
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SparseTreeClassifier:
         """Fit the optimal sparse tree to ``X`` (array or DataFrame) and labels ``y``."""

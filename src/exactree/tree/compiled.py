@@ -441,7 +441,8 @@ class CompiledTree:
 
     # ---------------------------------------------------------------------- prediction
     def _check_X(self, X: Any) -> np.ndarray:
-        X = feature_matrix(X, self.n_features)
+        X = feature_matrix(X, self.n_features, feature_names=self.feature_names,
+                           categories=self.categories)
         for f, n_codes in self.category_codes:
             code = X[:, f]
             bad = (code != np.floor(code)) | (code < 0) | (code >= n_codes)
@@ -523,7 +524,9 @@ class CompiledTree:
     def apply(self, X: Any, *, method: str = "auto") -> Any:
         """Leaf id every row reaches: the same ids as :meth:`Tree.apply` of the source tree.
 
-        ``X`` may also be a ``torch`` tensor or an array-API array (e.g. ``jax``); the result
+        ``X`` takes what the estimator took: a DataFrame or string columns are encoded by the
+        recorded ``categories`` (a numeric array is read as the encoded matrix, category codes
+        ``0..C-1``; see :func:`~exactree.tree.tree.feature_matrix`). It may also be a ``torch`` tensor or an array-API array (e.g. ``jax``); the result
         then comes back in the same library and on the same device (see :meth:`_apply_xp`).
         """
         if _foreign(X):

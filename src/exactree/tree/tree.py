@@ -36,14 +36,74 @@ LEAF, THRESHOLD, CATEGORICAL, LINEAR = 0, 1, 2, 3
 KIND_NAMES = ("leaf", "threshold", "categorical", "linear")
 
 
-def feature_matrix(X: Any, n_features: int) -> np.ndarray:
-    """``X`` as a finite float64 matrix with ``n_features`` columns, or a ValueError."""
+def feature_matrix(X: Any, n_features: int, *, feature_names: Sequence[str] | None = None,
+                   categories: Sequence[Sequence[Any] | None] | None = None) -> np.ndarray:
+    """``X`` as a finite float64 matrix with ``n_features`` columns, or a ValueError.
+
+    A numeric array is the *encoded* matrix (a categorical column holds category codes
+    ``0..C-1``). Raw input, a pandas DataFrame or an array of strings/objects, is encoded the
+    way the estimator encodes it: a column with ``categories`` becomes the code of each value
+    (an unknown value is an error), the others are read as numbers; DataFrame columns are taken
+    by name when they hold every name of ``feature_names``, else by position.
+    """
+    if _is_raw(X):
+        X = _encode_raw(X, n_features, feature_names, categories)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != n_features:
         raise ValueError(f"X must be 2-D with {n_features} columns, got shape {X.shape}")
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinity")
     return X
+
+
+def _is_raw(X: Any) -> bool:
+    """A DataFrame, or an array holding strings or Python objects (not yet encoded)."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc"):
+        return True
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "OUS"
+    if isinstance(X, (list, tuple)):
+        try:
+            return np.asarray(X).dtype.kind in "OUS"
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _encode_raw(X: Any, n_features: int, feature_names: Sequence[str] | None,
+                categories: Sequence[Sequence[Any] | None] | None) -> np.ndarray:
+    """Raw input to the encoded float matrix (see :func:`feature_matrix`)."""
+    if hasattr(X, "iloc"):
+        names = [str(c) for c in X.columns]
+        if feature_names is not None and names != list(feature_names) and \
+                set(feature_names) <= set(names) and len(set(names)) == len(names):
+            X = X[[X.columns[names.index(f)] for f in feature_names]]
+        columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+    else:
+        A = np.asarray(X, dtype=object)
+        if A.ndim != 2:
+            raise ValueError(f"X must be 2-D with {n_features} columns, got shape {A.shape}")
+        columns = [A[:, j] for j in range(A.shape[1])]
+    if len(columns) != n_features:
+        raise ValueError(f"X must be 2-D with {n_features} columns, got {len(columns)} columns")
+    out = np.empty((len(columns[0]) if columns else 0, n_features), np.float64)
+    for j, values in enumerate(columns):
+        name = feature_names[j] if feature_names is not None else f"x{j}"
+        cats = categories[j] if categories is not None else None
+        if cats is not None:
+            index = {c: i for i, c in enumerate(cats)}
+            codes = [index.get(v, -1) for v in values.tolist()]
+            if -1 in codes:
+                bad = values[codes.index(-1)]
+                raise ValueError(f"column {name!r} holds category {bad!r} not seen in fit")
+            out[:, j] = codes
+        else:
+            try:
+                out[:, j] = values.astype(np.float64)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"column {name!r} is numeric in the tree but holds "
+                                 f"non-numbers ({e})") from None
+    return out
 
 
 class Tree:
@@ -184,7 +244,8 @@ class Tree:
 
     # ------------------------------------------------------------------ prediction
     def _check_X(self, X: Any) -> np.ndarray:
-        return feature_matrix(X, self.n_features)
+        return feature_matrix(X, self.n_features, feature_names=self.feature_names,
+                              categories=self.categories)
 
     def rule_values(self, node: int, X: np.ndarray) -> np.ndarray:
         """Value of the polynomial rule of LINEAR ``node`` on rows ``X``."""
@@ -193,7 +254,9 @@ class Tree:
         return terms @ self.rule_coef[lo:hi]
 
     def apply(self, X: Any) -> np.ndarray:
-        """Leaf id reached by every row of the (encoded, numeric) matrix ``X``."""
+        """Leaf id reached by every row of ``X``: the encoded numeric matrix (category codes),
+        or raw input (a DataFrame or string columns) encoded by ``categories`` (see
+        :func:`feature_matrix`)."""
         X = self._check_X(X)
         node = np.zeros(len(X), np.int64)
         active = np.flatnonzero(self.kind[node] != LEAF)
@@ -240,6 +303,34 @@ class Tree:
         empty = total[:, 0] <= 0
         proba[empty, self.label[empty]] = 1.0
         return proba
+
+    def feature_importances(self) -> np.ndarray:
+        """Normalised decrease of the training misclassification brought by each feature.
+
+        Every split node contributes the weighted misclassification of its node taken as a
+        leaf (``value`` total minus its largest class total) minus that of its children; the
+        contributions are summed per feature and normalised to sum to 1 (all zeros when no
+        split lowers the training error, e.g. a single leaf). A LINEAR (oblique or polynomial)
+        node shares its decrease equally among the features its rule uses (non-zero
+        coefficient). Features the tree never tests get exactly 0.
+        """
+        error = self.value.sum(axis=1) - self.value.max(axis=1)
+        out = np.zeros(self.n_features, np.float64)
+        for node in np.flatnonzero(self.kind != LEAF):
+            kids = np.unique(self.children(node))
+            decrease = max(float(error[node] - error[kids].sum()), 0.0)
+            if decrease == 0.0:
+                continue
+            if self.kind[node] == LINEAR:
+                lo, hi = self.rule_ptr[node], self.rule_ptr[node + 1]
+                used = np.flatnonzero(
+                    np.any(self.rule_powers[lo:hi][self.rule_coef[lo:hi] != 0] > 0, axis=0))
+                if len(used):
+                    out[used] += decrease / len(used)
+            else:
+                out[self.feature[node]] += decrease
+        total = out.sum()
+        return out / total if total > 0 else out
 
     def compile(self) -> CompiledTree:
         """Zhang's bitvector-matrix form ``(S, t, B, v)``: see :mod:`exactree.tree.compiled`."""
