@@ -482,6 +482,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     fr_lb1 = np.zeros(Lmax)
     fr_ex1 = np.zeros(Lmax, np.bool_)
     fr_lb2 = np.zeros(Lmax)  # bound on the second child known before solving it
+    fr_lbk = np.zeros(Lmax)  # a lower bound on each frame's optimum, known from its parent
     # Incumbent trees and the current split's child trees.
     best_f = np.full((Lmax, H), -1, np.int64)
     best_b = np.zeros((Lmax, H), np.int64)
@@ -528,9 +529,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
             if _now() > deadline:
                 outcome = TIMED_OUT
                 break
-        s = _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
-                        fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l,
-                        ev_r, cur, fr_mid)
+        s = -1
+        if fr_best[L] > fr_lbk[L]:  # else the incumbent meets a known bound: it is optimal
+            s = _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n,
+                            fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh,
+                            fr_qn, ev_l, ev_r, cur, fr_mid)
         if s >= 0:
             stats[ST_EVALS] += 1
             f = fr_f[L]
@@ -566,6 +569,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
             fr_phase[L] = WAIT_FIRST
             fr_lb2[L] = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
                                           ev_r, pw, sp, unit)
+            fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
+                                              ev_r, pw, sp, unit)
             _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L], rows, bv, lab, side, weights, unit,
                         min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt, fr_order,
                         fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
@@ -601,6 +606,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                 m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
                 work += 2 * F * fr_n[L]
                 fr_phase[L] = WAIT_SECOND
+                fr_lbk[L + 1] = fr_lb2[L]
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, side, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
