@@ -22,10 +22,11 @@ be cached on disk. A frame's incumbent tree is kept in heap layout (node ``i`` h
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from numba import njit, objmode
+from numba import njit
+
+from ._depth2 import leaf_cost
+from ._search import _now
 
 INF = np.inf
 
@@ -42,24 +43,6 @@ SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
 DONE, TIMED_OUT = 0, 1
 # Rows x features swept between two looks at the clock.
 CLOCK_WORK = 4_000_000
-
-
-@njit(cache=True)
-def _now():
-    with objmode(t="float64"):
-        t = time.perf_counter()
-    return t
-
-
-@njit(cache=True, inline="always")
-def _leaf_cost(cw):
-    total = 0.0
-    top = 0.0
-    for k in range(cw.shape[0]):
-        total += cw[k]
-        if cw[k] > top:
-            top = cw[k]
-    return total - top
 
 
 @njit(cache=True, inline="always")
@@ -168,7 +151,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
     """
     F = rows.shape[0]
     K = tot.shape[1]
-    best[0, 0] = _leaf_cost(tot[0])
+    best[0, 0] = leaf_cost(tot[0])
     best[0, 1] = -1.0
     best[0, 2] = -1.0
     best[0, 3] = -1.0
@@ -200,7 +183,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
     F = rows.shape[0]
     K = tot.shape[1]
     for s in range(2):
-        best[s, 0] = _leaf_cost(tot[s])
+        best[s, 0] = leaf_cost(tot[s])
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
@@ -252,7 +235,7 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
     n0 = cnt_tot[0]
     n1 = cnt_tot[1]
     for s in range(2):
-        best[s, 0] = _leaf_cost(tot[s])
+        best[s, 0] = leaf_cost(tot[s])
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
@@ -300,7 +283,7 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
                         at_hi1 = t
         for s in range(2):
             lo, hi = (lo0, hi0) if s == 0 else (lo1, hi1)
-            leaf = _leaf_cost(tot[s])
+            leaf = leaf_cost(tot[s])
             feat_out[g, s] = leaf
             if lo == INF:
                 continue  # no split point on this side
@@ -511,7 +494,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     for r in range(n):
         tot_root[labels[r]] += weights[r]
     if D == 0 or n == 0 or F == 0:  # no split to make
-        c = _leaf_cost(tot_root)
+        c = leaf_cost(tot_root)
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
