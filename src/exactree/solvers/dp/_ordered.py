@@ -195,22 +195,38 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         for s in range(2):
             for k in range(K):
                 pre[s, k] = 0.0
-            skip[s] = 0.0
-            cnt[s] = 0
-            prev[s] = -1
+        # Per-side state in scalars chosen by selects (no branch on the side): the sides
+        # interleave unpredictably, while a split worth evaluating is rare.
+        skip0 = skip1 = 0.0
+        c0 = c1 = 0
+        prev0 = prev1 = -1
+        done0 = best[0, 0] <= 0.0
+        done1 = best[1, 0] <= 0.0
         for t in range(n):
             bg = bv[g, t]
             r = np.uint32(rows[g, t])
             w = 1.0 if unit else weights[r]
             s = np.int64(side[r])
-            if bg != prev[s] and skip[s] < 0.0 and not done[s]:
-                skip[s] = _consider(pre, tot, s, cnt[s], cnt_tot[s], min_leaf, g, prev[s], best,
-                                    skip, cnt, False)
-                done[s] = best[s, 0] <= 0.0
+            one = s == 1
+            prev_s = prev1 if one else prev0
+            skip_s = skip1 if one else skip0
+            if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
+                c_s = c1 if one else c0
+                gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best, skip,
+                                cnt, False)
+                if one:
+                    skip1 = gap
+                    done1 = best[1, 0] <= 0.0
+                else:
+                    skip0 = gap
+                    done0 = best[0, 0] <= 0.0
             pre[s, lab[g, t]] += w
-            cnt[s] += 1
-            skip[s] -= w
-            prev[s] = bg
+            c1 += s
+            c0 += 1 - s
+            skip1 -= w * s
+            skip0 -= w - w * s
+            prev1 = bg if one else prev1
+            prev0 = prev0 if one else bg
 
 
 @njit(cache=True)
