@@ -92,8 +92,18 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Switch search techniques on or off for ablation, e.g. ``{"similarity": False}``; names
         in :data:`exactree.solvers.dp.solver.TECHNIQUES`, all on by default except
         ``"incremental"`` (incremental pair counting, slower than popcounting afresh on every
-        benchmark measured). The optimum never changes, only speed (on ties another optimal
-        tree may be returned).
+        benchmark measured). The ordered search's switches are in
+        :data:`exactree.solvers.dp.ordered.TECHNIQUES` (all on by default); names of the search
+        that does not run (see ``search_``) are accepted and have no effect. The optimum never
+        changes, only speed (on ties another optimal tree may be returned).
+    search : {"auto", "ordered", "binary"}, default="auto"
+        "ordered" searches each numeric column as one ordered feature (sorted sweeps, interval
+        bounds over its thresholds; no rows x thresholds matrix); "binary" searches every
+        threshold as a binary feature (MurTree's pair counts). "auto" takes "ordered" for
+        columns with many thresholds (32 on average, 16 on at most 500 rows, or 1,000 in all)
+        and "binary" otherwise. Both give the same optimum; "ordered" solves depth-limited
+        trees only, so ``max_nodes`` below the full tree, ``cost_complexity`` and
+        :meth:`fit_path` use "binary".
     class_weight : dict, "balanced" or None, default=None
         Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
@@ -110,6 +120,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "optimal", "time_limit" or "optimal_on_binarized" (capped/boundary thresholds).
     path_ : list of PathPoint
         After :meth:`fit_path`, the optimal tree of every node budget.
+    search_ : str
+        The search that ran, "ordered" or "binary".
     """
 
     _parameter_constraints: dict = {
