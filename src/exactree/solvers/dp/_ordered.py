@@ -354,6 +354,21 @@ def _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, order):
 
 
 @njit(cache=True)
+def _counting_sort(keys, out):
+    """Rows ordered by their bucket, ties by row (buckets are small integers)."""
+    if keys.shape[0] == 0:
+        return
+    count = np.zeros(keys.max() + 2, np.int64)
+    for r in range(keys.shape[0]):
+        count[keys[r] + 1] += 1
+    for b in range(1, count.shape[0]):
+        count[b] += count[b - 1]
+    for r in range(keys.shape[0]):
+        out[count[keys[r]]] = r
+        count[keys[r]] += 1
+
+
+@njit(cache=True)
 def _mark_sides(rows, L, n, f, p, side):
     """``side[row]`` = 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
     for t in range(n):
@@ -446,7 +461,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     bv = np.empty((Lmax, F, n), np.int32)
     lab = np.empty((Lmax, F, n), np.int32)
     for g in range(F):
-        rows[0, g, :] = np.argsort(bucket[g], kind="mergesort").astype(np.int32)
+        _counting_sort(bucket[g], rows[0, g])
         for t in range(n):
             bv[0, g, t] = bucket[g, rows[0, g, t]]
             lab[0, g, t] = labels[rows[0, g, t]]
