@@ -218,3 +218,23 @@ def test_installed_command_runs():
     out = subprocess.run([sys.executable, "-m", "exactree.cli", "--version"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("exactree ")
+
+
+def test_plot_draws_a_saved_tree(csv_file, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    tree = tmp_path / "tree.json"
+    assert main(["fit", str(csv_file), "--target", "label", "--max-depth", "2",
+                 "--out", str(tree)]) == 0
+    png = tmp_path / "tree.png"
+    assert main(["plot", str(tree), "--out", str(png), "--dpi", "60"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "drawn to" in capsys.readouterr().err
+    assert main(["plot", str(tree), "--out", str(tmp_path / "no" / "t.png")]) == 1
+    assert "does not exist" in one_line_error(capsys)
+    assert main(["plot", str(tree), "--out", str(tmp_path / "t.unknown")]) == 1
+    assert "not supported" in one_line_error(capsys)
+
+
+def test_plot_without_matplotlib_says_how_to_install(good_tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["plot", str(good_tree), "--out", str(tmp_path / "t.png")]) == 1
+    assert "exactree[plot]" in one_line_error(capsys)

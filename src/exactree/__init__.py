@@ -17,4 +17,5 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "TreeClassifierBase": ".estimators",
     "Tree": ".tree", "export_graphviz": ".tree", "export_text": ".tree",
     "CompiledTree": ".tree.compiled", "compile_tree": ".tree.compiled",
+    "plot_partition": ".plotting", "plot_path": ".plotting", "plot_tree": ".plotting",
 })

@@ -3,6 +3,7 @@
     exactree fit [DATA.csv] [--target COL] [--max-depth 3] [--max-thresholds K]
                  [--time-limit S] [--out tree.json]
     exactree predict tree.json DATA.csv
+    exactree plot tree.json --out tree.png [--max-depth D] [--dpi 100]
     exactree --version
 
 Without a data file, ``fit`` runs on the bundled *anneal* data. Results go to stdout, progress
@@ -352,6 +353,31 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plot(args: argparse.Namespace) -> int:
+    """Draw a saved tree to an image file (the format follows the file name: png, svg, pdf)."""
+    _check_out(args.out)
+    tree = _load_tree(args.tree)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no window, no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CLIError("plotting needs matplotlib: pip install \"exactree[plot]\" (or pip "
+                       "install matplotlib)") from None
+    from .plotting import plot_tree
+
+    ax = plot_tree(tree, max_depth=args.max_depth)
+    try:
+        ax.figure.savefig(args.out, dpi=args.dpi, bbox_inches="tight")
+    except (OSError, ValueError) as e:
+        raise CLIError(f"cannot write {args.out}: {_one_line(str(e))}") from None
+    finally:
+        plt.close(ax.figure)
+    print(f"exactree: tree drawn to {args.out}", file=sys.stderr)
+    return 0
+
+
 def _is_number(v: Any) -> bool:
     try:
         float(v)
@@ -381,6 +407,13 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("tree", help="tree JSON written by 'exactree fit --out'")
     pred.add_argument("data", help="CSV file with the tree's feature columns")
     pred.set_defaults(run=_predict)
+    plot = sub.add_parser("plot", help="draw a saved tree to an image (needs matplotlib)")
+    plot.add_argument("tree", help="tree JSON written by 'exactree fit --out'")
+    plot.add_argument("--out", required=True,
+                      help="image file; the format follows its extension (png, svg, pdf)")
+    plot.add_argument("--max-depth", type=int, default=None, help="levels to draw")
+    plot.add_argument("--dpi", type=int, default=100)
+    plot.set_defaults(run=_plot)
     return parser
 
 
