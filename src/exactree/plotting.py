@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .tree.export import _names, _number, rule_formula
+from .tree.export import _names, rule_formula
 from .tree.tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree
 
 __all__ = ["plot_partition", "plot_path", "plot_tree"]
@@ -175,10 +175,10 @@ def plot_tree(estimator_or_tree: Any, ax: Any = None, *, feature_names: Sequence
         elif tree.kind[node] == LEAF:
             text = f"class: {classes[tree.label[node]]}"
             if show_counts:
-                text += "\n" + ", ".join(_number(v) for v in value)
+                text += "\n" + ", ".join(f"{v:.{precision}g}" for v in value)
         else:
             text = (_split_text(tree, node, features, precision)
-                    + f"\nweight {_number(value.sum())}")
+                    + f"\nweight {value.sum():.{precision}g}")
         ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=3,
                 bbox=dict(boxstyle="round,pad=0.35", ec="0.3",
                           fc=_node_colour(value, tree.label[node], colours)))
