@@ -610,11 +610,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
             fr_lb1[L] = val
             fr_ex1[L] = ex
             ub2 = fr_ub[L] - val
-            if ex and ub2 > 0.0:
-                if flags[USE_WIDE_SECOND]:
-                    # Wide enough to stay informative for the whole interval around the split.
-                    ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
-                               _moved(pw[L], sp[L], s, cur[L, 1], unit))
+            if flags[USE_WIDE_SECOND]:
+                # Wide enough to stay informative for the whole interval around the split: even
+                # when this split cannot win, the second child's cost bounds its neighbours.
+                ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
+                           _moved(pw[L], sp[L], s, cur[L, 1], unit))
+            elif not ex:
+                ub2 = 0.0
+            if ub2 > 0.0:
                 _mark_sides(rows, L, fr_n[L], f, p, side)
                 keep = 1 if fr_first_left[L] else 0
                 m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
