@@ -87,6 +87,35 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
 
 
+def mean_splits_bound(binarizer: Binarizer, X: np.ndarray) -> float:
+    """An upper bound on the mean number of splits per ordered feature, without building them:
+    only neighbouring single-split features whose row sets nest can merge."""
+    column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
+    m = len(column)
+    if m == 0:
+        return 0.0
+    same_run = (column[1:] == column[:-1]) & (op[1:] == LE) & (op[:-1] == LE)
+    features = m - int(same_run.sum())  # numeric columns' threshold runs, each one feature
+    single = np.ones(m, bool)
+    single[1:] &= ~same_run
+    single[:-1] &= ~same_run
+    prev = None
+    for j in np.flatnonzero(single).tolist():
+        col = X[:, int(column[j])]
+        inside = col <= value[j] if op[j] == LE else col == value[j]
+        if prev is not None and prev[0] == j - 1 and _nested(prev[1], inside):
+            features -= 1  # might merge with its neighbour
+        prev = (j, inside)
+    return m / max(features, 1)
+
+
+def _nested(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two row sets are nested in some orientation (one contains the other, or they
+    are disjoint, or together cover every row): a cheap test before a chain insertion."""
+    return (not (a & ~b).any() or not (b & ~a).any() or not (a & b).any()
+            or bool((a | b).all()))
+
+
 def _merge_nested(buckets, feats, flips, n):
     """Merge runs of neighbouring two-bucket features whose left sides are nested."""
     out_b, out_f, out_x = [], [], []
@@ -97,7 +126,7 @@ def _merge_nested(buckets, feats, flips, n):
             inside = (bucket == 0) != flip[0]  # rows where the binary feature is true
             if inside.all() or not inside.any():
                 continue  # constant here (e.g. an unused category): it splits nothing
-        if single and group is not None:
+        if single and group is not None and _nested(group[1][-1][2], inside):
             merged = _chain_insert(group[0], inside)
             if merged is not None:
                 group = (merged[0], group[1] + [(int(feat[0]), merged[1], inside)])

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..data import Binarizer
 from ..data.encoding import Column
-from ..data.ordered import OrderedFeatures, ordered_features
+from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
@@ -198,11 +198,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
                 raise ValueError("search='ordered' solves depth-limited trees; max_nodes and "
                                  "cost_complexity need search='binary' (or 'auto')")
             return None
-        features = ordered_features(self.binarizer_, X)
         per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
-        if self.search == "auto" and features.n_splits < min(
-                per_feature * features.n_features, ORDERED_MIN_BINARY):
+        auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
+        if auto and mean_splits_bound(self.binarizer_, X) < per_feature:
             return None  # few thresholds per feature: MurTree's pair counting is faster
+        features = ordered_features(self.binarizer_, X)
+        if auto and features.n_splits < per_feature * features.n_features:
+            return None
         check_ordered_size(len(X), features.n_features, self.max_depth)
         return features
 
