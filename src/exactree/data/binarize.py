@@ -31,9 +31,7 @@ LE, EQ = 0, 1
 
 
 def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
-    order = np.argsort(values, kind="stable")
-    v, c = values[order], y[order]
-    distinct, start = np.unique(v, return_index=True)
+    distinct = np.unique(values)
     if len(distinct) < 2:
         return np.empty(0)
     lo, hi = distinct[:-1], distinct[1:]
@@ -41,6 +39,9 @@ def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
     mids = np.where((lo <= mids) & (mids < hi), mids, lo)  # rounding must keep lo <= t < hi
     if mode == "exact":
         return mids
+    order = np.argsort(values, kind="stable")
+    c = y[order]
+    start = np.searchsorted(values[order], distinct)
     # A value is "pure" when all its rows share one class; record that class (or -1).
     lo = np.minimum.reduceat(c, start)
     hi = np.maximum.reduceat(c, start)
