@@ -30,15 +30,16 @@ from .encoding import Column
 LE, EQ = 0, 1
 
 
-def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
-    distinct = np.unique(values)
+def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate thresholds of one column, and each value's rank among its distinct values."""
+    distinct, rank = np.unique(values, return_inverse=True)
     if len(distinct) < 2:
-        return np.empty(0)
+        return np.empty(0), rank
     lo, hi = distinct[:-1], distinct[1:]
     mids = lo / 2 + hi / 2  # no overflow near the float maximum
     mids = np.where((lo <= mids) & (mids < hi), mids, lo)  # rounding must keep lo <= t < hi
     if mode == "exact":
-        return mids
+        return mids, rank
     order = np.argsort(values, kind="stable")
     c = y[order]
     start = np.searchsorted(values[order], distinct)
@@ -47,7 +48,7 @@ def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
     hi = np.maximum.reduceat(c, start)
     pure_class = np.where(lo == hi, lo, -1)
     keep = (pure_class[:-1] < 0) | (pure_class[:-1] != pure_class[1:])
-    return mids[keep]
+    return mids[keep], rank
 
 
 def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
@@ -76,10 +77,14 @@ class Binarizer:
         self.max_thresholds = max_thresholds
 
     def fit(self, X: np.ndarray, y: np.ndarray, columns: Sequence[Column],
-            sample_weight: np.ndarray | None = None) -> Binarizer:
+            sample_weight: np.ndarray | None = None, keep_ranks: bool = False) -> Binarizer:
+        """Learn the binary features. ``keep_ranks``: also keep, in ``ranks``, each row's
+        threshold rank for numeric columns that use every midpoint (rows x columns integers:
+        clear it once used)."""
         w = np.ones(len(X)) if sample_weight is None else sample_weight
         column, op, value = [], [], []
         self.exact_ = self.thresholds == "exact"
+        self.ranks: dict[int, np.ndarray] = {}
         for j, col in enumerate(columns):
             if col.is_categorical:
                 n_codes = 1 if len(col.categories) == 2 else len(col.categories)
@@ -87,10 +92,13 @@ class Binarizer:
                 column.append(np.full(len(codes), j)), op.append(np.full(len(codes), EQ))
                 value.append(codes)
                 continue
-            cands = _midpoints(X[:, j], y, self.thresholds)
+            cands, rank = _midpoints(X[:, j], y, self.thresholds)
             if self.max_thresholds is not None and len(cands) > self.max_thresholds:
                 cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
                 self.exact_ = False
+            elif self.thresholds == "exact" and keep_ranks:
+                # Every midpoint: a value's rank is the number of thresholds below it.
+                self.ranks[j] = rank
             column.append(np.full(len(cands), j)), op.append(np.full(len(cands), LE))
             value.append(np.asarray(cands, np.float64))
         self.column_ = np.concatenate(column).astype(np.int64) if column else np.zeros(0, np.int64)

@@ -76,8 +76,10 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     for j, stop in zip(starts.tolist(), np.append(starts[1:], m).tolist()):
         col = int(column[j])
         if op[j] == LE:
-            thresholds = value[j:stop]
-            buckets.append(np.searchsorted(thresholds, X[:, col], side="left").astype(np.int32))
+            rank = binarizer.ranks.get(col)
+            if rank is None:
+                rank = np.searchsorted(value[j:stop], X[:, col], side="left")
+            buckets.append(rank.astype(np.int32))
         else:
             buckets.append((X[:, col] != value[j]).astype(np.int32))
         feats.append(np.arange(j, stop, dtype=np.int64))

@@ -161,13 +161,17 @@ class OptimalTreeClassifier(TreeClassifierBase):
     # ------------------------------------------------------------------ solving
     def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                   columns: list[Column]) -> None:
-        self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(X, y, columns, w)
+        self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(
+            X, y, columns, w, keep_ranks=self.search != "binary")
         self.n_binary_features_ = self.binarizer_.n_features_out
 
     def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                  columns: list[Column]) -> DPSolver:
         """The binary-feature search (MurTree) over the binarised data."""
         self._binarize(X, y, w, columns)
+        return self._binary_solver(X, y, w)
+
+    def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
         self.search_ = "binary"
         check_problem_size(len(X), self.n_binary_features_, len(self.classes_))
         return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
@@ -190,6 +194,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _ordered_features(self, X: np.ndarray) -> OrderedFeatures | None:
         """The ordered features when the threshold-aware search applies and is chosen."""
+        try:
+            return self._choose_ordered(X)
+        finally:
+            self.binarizer_.ranks.clear()  # rows x columns: not kept in the fitted model
+
+    def _choose_ordered(self, X: np.ndarray) -> OrderedFeatures | None:
         budgeted = self.max_nodes is not None and self.max_nodes < (1 << self.max_depth) - 1
         if self.search == "binary":
             return None
@@ -228,7 +238,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
             sol = solver.solve(time_limit=self.time_limit)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
                                self._status(sol.optimal), stats=sol.stats)
-        solver = self._prepare(X, y, sample_weight, columns)
+        solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
             sol = solver.solve(self.max_nodes, time_limit=self.time_limit)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
