@@ -94,7 +94,7 @@ def compare(name, X, y, depth, limit, peer, label):
     ratio = t1 / t2
     print(f"{name:14s} d={depth} n={len(y):6d} F={X.shape[1]:3d}  exactree {e1:7.0f} "
           f"{t1:8.3f}s  {label} {e2:7.0f} {t2:8.3f}s  ratio {ratio:6.2f}  {same}", flush=True)
-    return ratio if same == "same" else None
+    return (ratio, t1, t2) if same == "same" else None
 
 
 def warm():
@@ -119,7 +119,7 @@ def run_suite(depths, limit, names):
             X, y = load(name)
             r = compare(name, X, y, depth, limit, contree, "ConTree")
             if r is not None:
-                ratios.setdefault(depth, []).append(r)
+                ratios.setdefault(depth, []).append(r[0])
     summary(ratios)
 
 
@@ -133,11 +133,10 @@ def run_scaling(limit):
         for n in (1_000, 10_000, 100_000):
             idx = rng.choice(len(y), n, replace=n > len(y))
             r = compare(f"occupancy-{n}", X[idx], y[idx], depth, limit, contree, "ConTree")
-            if r is None:
-                continue
-            sizes.append(n)
-            t_ours.append(best_of(ours, X[idx], y[idx], depth, limit)[1])
-            t_peer.append(best_of(contree, X[idx], y[idx], depth, limit)[1])
+            if r is not None:
+                sizes.append(n)
+                t_ours.append(r[1])
+                t_peer.append(r[2])
         if len(sizes) > 1:
             fit = lambda t: np.polyfit(np.log(sizes), np.log(t), 1)[0]  # noqa: E731
             print(f"depth {depth}: time grows like n^{fit(t_ours):.2f} (ConTree n^{fit(t_peer):.2f})")
@@ -161,7 +160,7 @@ def run_thermometer(depth, limit, names, k):
         X, y = load(name)
         r = compare(f"{name}-q{k}", thermometer(X, k), y, depth, limit, streed, "STreeD")
         if r is not None:
-            ratios.setdefault(depth, []).append(r)
+            ratios.setdefault(depth, []).append(r[0])
     summary(ratios)
 
 
