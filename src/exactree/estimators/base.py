@@ -63,8 +63,10 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     def _validate_params(self) -> None:
         """Check the constructor parameters against ``_parameter_constraints`` (see
         :mod:`exactree.estimators._params`); raises ``InvalidParameterError``."""
-        validate_params(self._parameter_constraints, self.get_params(deep=False),
-                        type(self).__name__)
+        # Only constrained names are checked: reading them directly skips get_params'
+        # signature inspection (a tenth of a millisecond per fit).
+        params = {name: getattr(self, name) for name in self._parameter_constraints}
+        validate_params(self._parameter_constraints, params, type(self).__name__)
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
         if _is_dataframe(X):
