@@ -139,7 +139,8 @@ def run_scaling(limit):
                 t_peer.append(r[2])
         if len(sizes) > 1:
             fit = lambda t: np.polyfit(np.log(sizes), np.log(t), 1)[0]  # noqa: E731
-            print(f"depth {depth}: time grows like n^{fit(t_ours):.2f} (ConTree n^{fit(t_peer):.2f})")
+            print(f"depth {depth}: time grows like n^{fit(t_ours):.2f} "
+                  f"(ConTree n^{fit(t_peer):.2f})")
     X, y = load("bank")
     for depth in (2, 3, 4):
         compare("bank", X, y, depth, limit, contree, "ConTree")

@@ -170,15 +170,15 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
 
 
 @njit(cache=True)
-def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best, skip,
-                 cnt, prev, done):
+def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best,
+                 scratch_f, scratch_i):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
     ``tot[s]``/``cnt_tot[s]`` are each side's class weights and row count. A split is evaluated
     only where it can beat its side's best: after one that misses by ``gap``, the next rows must
-    move more than ``gap`` weight first (ConTree's skip). The per-side state lives in small
-    arrays indexed by the side, not in branches: the sides interleave unpredictably.
+    move more than ``gap`` weight first (ConTree's skip). ``scratch_f``/``scratch_i`` are unused
+    float/int arrays standing in for :func:`_consider`'s per-feature outputs.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -188,9 +188,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         best[s, 2] = -1.0
         best[s, 3] = -1.0
     for g in range(F):
-        done[0] = best[0, 0] <= 0.0
-        done[1] = best[1, 0] <= 0.0
-        if done[0] and done[1]:
+        if best[0, 0] <= 0.0 and best[1, 0] <= 0.0:
             break
         for s in range(2):
             for k in range(K):
@@ -212,8 +210,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             skip_s = skip1 if one else skip0
             if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
                 c_s = c1 if one else c0
-                gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best, skip,
-                                cnt, False)
+                gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best,
+                                scratch_f, scratch_i, False)
                 if one:
                     skip1 = gap
                     done1 = best[1, 0] <= 0.0
@@ -370,7 +368,7 @@ def _counting_sort(keys, out):
 
 @njit(cache=True)
 def _mark_sides(rows, L, n, f, p, side):
-    """``side[row]`` = 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
+    """``side[row]``: 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
     for t in range(n):
         side[np.uint32(rows[L, f, t])] = 0 if t < p else 1
 
@@ -473,7 +471,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     fr_ub = np.zeros(Lmax)
     fr_best = np.zeros(Lmax)
     fr_tot = np.zeros((Lmax, 2, K))
-    fr_cnt = np.zeros((Lmax, 2), np.int64)
     fr_order = np.zeros((Lmax, F), np.int64)
     fr_d1pos = np.zeros((Lmax, F), np.int64)
     fr_fi = np.zeros(Lmax, np.int64)
@@ -506,10 +503,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     sw = np.zeros((2, 4))
     tot2 = np.zeros((2, K))
     cnt2 = np.zeros(2, np.int64)
-    skip2 = np.zeros(2)
-    cnt2b = np.zeros(2, np.int64)
-    prev2 = np.zeros(2, np.int64)
-    done2 = np.zeros(2, np.bool_)
     feat_cost = np.zeros(F)
     # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
     # bound those of the splits around it.
@@ -529,8 +522,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
-    _init_frame(0, n, D, root_ub, rows, bv, lab, side, weights, unit, min_leaf, fr_n, fr_d,
-                fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt, fr_order, fr_d1pos, fr_fi, fr_phase,
+    _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
+                fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
                 fr_qn, best_f, best_b, pre, sw, feat_cost, stats)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
@@ -563,7 +556,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                                         min_leaf, tot2, cnt2, sw, feat_lb, gorder, ev_g[L, s])
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                                 tot2, cnt2, pre, sw, skip2, cnt2b, prev2, done2)
+                                 tot2, cnt2, pre, sw, feat_cost, gorder)
                 work += F * fr_n[L]
                 for sd in range(2):
                     kid_f[L, sd, 0] = int(sw[sd, 1])
@@ -585,8 +578,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                                           ev_r, pw, sp, unit)
             fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
                                               ev_r, pw, sp, unit)
-            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L], rows, bv, lab, side, weights, unit,
-                        min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt, fr_order,
+            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L], rows, bv, lab, weights, unit,
+                        min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order,
                         fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
                         stats)
             L += 1
@@ -624,8 +617,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                 work += 2 * F * fr_n[L]
                 fr_phase[L] = WAIT_SECOND
                 fr_lbk[L + 1] = fr_lb2[L]
-                _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, side, weights, unit,
-                            min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_cnt,
+                _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
+                            min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
                             feat_cost, stats)
                 L += 1
@@ -686,8 +679,8 @@ def _other_side_bound(L, s, left, mono, flags, cur, ev_l, ev_r, pw, sp, unit):
 
 
 @njit(cache=True)
-def _init_frame(L, n, d, ub, rows, bv, lab, side, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
-                fr_ub, fr_best, fr_tot, fr_cnt, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
+def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
+                fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
                 best_f, best_b, pre, sw, feat_cost, stats):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost)."""
@@ -698,8 +691,6 @@ def _init_frame(L, n, d, ub, rows, bv, lab, side, weights, unit, min_leaf, fr_n,
     fr_tot[L, :, :] = 0.0
     for t in range(n):
         fr_tot[L, 0, lab[L, 0, t]] += 1.0 if unit else weights[rows[L, 0, t]]
-    fr_cnt[L, 0] = n
-    fr_cnt[L, 1] = 0
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
                 feat_cost, fr_d1pos[L])
     fr_best[L] = sw[0, 0]

@@ -54,7 +54,8 @@ class OrderedSolver:
             self.flags[TECHNIQUES.index(name)] = bool(on)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
 
-    def solve(self, *, upper_bound: float = INF, time_limit: float | None = None) -> DPSolution | None:
+    def solve(self, *, upper_bound: float = INF,
+              time_limit: float | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
         (seconds) the best tree found in time is returned, not proven optimal."""
         start = time.perf_counter()
