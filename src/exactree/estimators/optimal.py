@@ -159,10 +159,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.class_weight = class_weight
 
     # ------------------------------------------------------------------ solving
-    def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
-                  columns: list[Column]) -> None:
+    def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
+                  keep_ranks: bool = False) -> None:
         self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(
-            X, y, columns, w, keep_ranks=self.search != "binary")
+            X, y, columns, w, keep_ranks=keep_ranks)
         self.n_binary_features_ = self.binarizer_.n_features_out
 
     def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -227,7 +227,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return OPTIMAL if self.binarizer_.exact_ else OPTIMAL_ON_BINARIZED
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
-        self._binarize(X, y, sample_weight, columns)
+        self._binarize(X, y, sample_weight, columns, keep_ranks=self.search != "binary")
         features = self._ordered_features(X)
         if features is not None:
             self.search_ = "ordered"
