@@ -424,3 +424,14 @@ def test_deterministic(seed):
     assert to_json(fits[0].tree_) == to_json(fits[1].tree_)
     assert fits[0].objective_ == fits[1].objective_
     assert fits[0].stats_ == fits[1].stats_
+
+
+def test_fitted_model_keeps_no_value_ranks():
+    """The per-row ranks that feed the ordered features are rows x columns: never kept."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert model.search_ == "ordered" and not model.binarizer_.ranks
+    model.fit_path(X, y)
+    assert not model.binarizer_.ranks
