@@ -33,3 +33,30 @@ def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
         return cost
 
     return best(frozenset(range(len(y))), depth, budget_cap)
+
+
+def thermometer_codes(rng: np.random.Generator, n: int, groups: int,
+                      duplicates: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """0/1 columns ``x <= t`` (or ``x > t``, orientation drawn per column) for ``groups`` random
+    numeric columns, the thresholds of one source column contiguous in increasing or decreasing
+    order (with ``duplicates``, sometimes a repeated member). Returns the float matrix and each
+    group's column span."""
+    cols: list[np.ndarray] = []
+    spans = []
+    for _ in range(groups):
+        x = rng.integers(0, int(rng.integers(3, 12)), n).astype(float)
+        distinct = np.unique(x)
+        if len(distinct) < 2:
+            continue
+        k = int(rng.integers(1, min(6, len(distinct) - 1) + 1))
+        ts = np.sort(rng.choice(distinct[:-1], k, replace=False)) + 0.5
+        if rng.random() < 0.5:
+            ts = ts[::-1]
+        start = len(cols)
+        for t in ts:
+            c = x <= t
+            cols.append(~c if rng.random() < 0.5 else c)
+        if duplicates and rng.random() < 0.3:
+            cols.append(cols[-1].copy())
+        spans.append((start, len(cols)))
+    return np.array(cols).T.astype(float).reshape(n, len(cols)), spans

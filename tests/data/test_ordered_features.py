@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import thermometer_codes
 
 from exactree.data import Binarizer
 from exactree.data.encoding import FeatureEncoder
@@ -102,27 +103,6 @@ def test_integer_codes_as_categories_and_capped_thresholds(seed):
     check_semantics(B, feats)
 
 
-def thermometer(rng, n, groups):
-    cols, spans = [], []
-    for _ in range(groups):
-        x = rng.integers(0, int(rng.integers(3, 10)), n).astype(float)
-        distinct = np.unique(x)
-        if len(distinct) < 2:
-            continue
-        k = int(rng.integers(1, min(6, len(distinct) - 1) + 1))
-        ts = np.sort(rng.choice(distinct[:-1], k, replace=False)) + 0.5
-        if rng.random() < 0.5:
-            ts = ts[::-1]
-        start = len(cols)
-        for t in ts:
-            c = x <= t
-            cols.append(~c if rng.random() < 0.5 else c)  # orientation drawn per column
-        if rng.random() < 0.3:
-            cols.append(cols[-1].copy())  # a duplicate member
-        spans.append((start, len(cols)))
-    return np.array(cols).T.astype(float).reshape(n, len(cols)), spans
-
-
 def comparable(a, b):
     return any(not (u & ~b).any() or not (b & ~u).any() for u in (a, ~a))
 
@@ -132,7 +112,7 @@ def comparable(a, b):
 def test_thermometer_groups_merge(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(6, 60))
-    T, spans = thermometer(rng, n, int(rng.integers(1, 5)))
+    T, spans = thermometer_codes(rng, n, int(rng.integers(1, 5)), duplicates=True)
     if not spans:
         return
     binz, _, B, feats = build(T, rng.integers(0, 2, n))

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import optimal_cost
+from oracles import optimal_cost, thermometer_codes
 
 from exactree import OptimalTreeClassifier
 from exactree.data import Binarizer
@@ -238,26 +238,6 @@ def test_integer_codes_named_categorical():
     assert a.objective_ == expected
 
 
-def thermometer(rng, n, groups):
-    """0/1 columns ``x <= t`` (or ``x > t``, orientation drawn per column) for random numeric
-    columns, thresholds of one source column contiguous in increasing or decreasing order.
-    Returns the matrix and the column groups."""
-    cols, spans = [], []
-    for _ in range(groups):
-        x = rng.integers(0, int(rng.integers(4, 12)), n).astype(float)
-        distinct = np.unique(x)
-        k = int(rng.integers(1, min(6, len(distinct) - 1) + 1))
-        ts = np.sort(rng.choice(distinct[:-1], k, replace=False)) + 0.5
-        if rng.random() < 0.5:
-            ts = ts[::-1]
-        start = len(cols)
-        for t in ts:
-            c = x <= t
-            cols.append(~c if rng.random() < 0.5 else c)
-        spans.append((start, len(cols)))
-    return np.array(cols).T.astype(float), spans
-
-
 def nested(a, b):
     """Whether the row sets a and b are comparable in some orientation."""
     for u in (a, ~a):
@@ -272,7 +252,7 @@ def test_thermometer_codes_merge_and_match_binary(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(15, 60))
     groups = int(rng.integers(1, 4))
-    T, spans = thermometer(rng, n, groups)
+    T, spans = thermometer_codes(rng, n, groups)
     K = int(rng.integers(2, 4))
     y = rng.integers(0, K, n)
     y[:K] = np.arange(K)
