@@ -1,11 +1,12 @@
-"""exactree's MurTree solver next to STreeD (and DL8.5, ConTree) on the same data, same process.
+"""exactree's MurTree solver next to STreeD (and DL8.5) on the same data, same process.
 
     python benchmarks/bench_dp.py                        # binary benchmarks, depths 2-4, vs STreeD
     python benchmarks/bench_dp.py --depths 5 --datasets anneal vehicle
     python benchmarks/bench_dp.py --dl85                 # also pydl8.5 at depth 4
-    python benchmarks/bench_dp.py --continuous           # iris/wine/breast cancer vs pycontree
     python benchmarks/bench_dp.py --startup              # cold compile and warm-cache start-up
     python benchmarks/bench_dp.py --ablation --depths 4  # each technique switched, time ratio
+
+Raw numeric data against ConTree: ``benchmarks/bench_continuous.py``.
 
 Both solvers are warm (exactree compiled before timing; STreeD is C++). Each row prints both
 optima, both times and the ratio exactree / peer; a mismatch of optima is flagged. Runs under
@@ -182,34 +183,6 @@ def run_ablation(args) -> None:
         print(f"  {tech:18s} switched {state:3s} {geomean(rs):6.2f} over {len(rs)}")
 
 
-def run_continuous(args) -> None:
-    from pycontree import ConTree
-    from sklearn import datasets
-
-    from exactree import OptimalTreeClassifier
-
-    OptimalTreeClassifier(max_depth=2).fit(np.eye(3), [0, 1, 0])
-    print(f"{'dataset':14s} {'d':>2s} {'bin.feat':>8s} {'exactree':>9s} {'ConTree':>9s} {'ours s':>8s} "
-          f"{'ConTree s':>9s} {'ratio':>6s}")
-    for name in ("iris", "wine", "breast_cancer"):
-        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
-        for depth in (2, 3):
-            start = time.perf_counter()
-            model = OptimalTreeClassifier(max_depth=depth, time_limit=args.time_limit).fit(X, y)
-            our_s = time.perf_counter() - start
-            peer = ConTree(max_depth=depth, time_limit=args.time_limit)
-            start = time.perf_counter()
-            peer.fit(X, y)
-            peer_s = time.perf_counter() - start
-            peer_cost = float((peer.predict(X) != y).sum())
-            check = "ok" if model.objective_ == peer_cost else "MISMATCH"
-            if model.status_ != "optimal":
-                check = model.status_
-            print(f"{name:14s} {depth:2d} {model.n_binary_features_:8d} {model.objective_:9.0f} "
-                  f"{peer_cost:9.0f} {our_s:8.3f} {peer_s:9.3f} {our_s / peer_s:6.2f}  {check}",
-                  flush=True)
-
-
 # Import plus a first depth-3 fit on the bundled anneal data, through the estimator and
 # through the solver alone (which needs neither scikit-learn nor its import time).
 STARTUP = {
@@ -254,7 +227,6 @@ def main() -> None:
     p.add_argument("--datasets", nargs="+")
     p.add_argument("--time-limit", type=float, default=120.0)
     p.add_argument("--dl85", action="store_true", help="compare with pydl8.5 at depth 4")
-    p.add_argument("--continuous", action="store_true", help="compare with pycontree")
     p.add_argument("--startup", action="store_true", help="measure compile and start-up times")
     p.add_argument("--ablation", action="store_true", help="switch each technique alone")
     args = p.parse_args()
@@ -262,8 +234,6 @@ def main() -> None:
         run_startup(args)
     elif args.dl85:
         run_dl85(args)
-    elif args.continuous:
-        run_continuous(args)
     elif args.ablation:
         run_ablation(args)
     else:
