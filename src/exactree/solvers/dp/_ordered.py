@@ -578,8 +578,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                                           ev_r, pw, sp, unit)
             fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
                                               ev_r, pw, sp, unit)
-            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L], rows, bv, lab, weights, unit,
-                        min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order,
+            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L], rows, bv, lab, weights,
+                        unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order,
                         fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
                         stats)
             L += 1
