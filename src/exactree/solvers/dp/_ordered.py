@@ -32,8 +32,8 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS) = range(5)
-TECHNIQUE_NAMES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
-                   "feature_bounds")
+TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
+              "feature_bounds")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")

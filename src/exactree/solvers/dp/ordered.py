@@ -15,10 +15,8 @@ import time
 import numpy as np
 
 from ...data.ordered import OrderedFeatures
-from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUE_NAMES, search
-from .solver import BinaryNode, DPSolution
-
-TECHNIQUES = TECHNIQUE_NAMES
+from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUES, search
+from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
 
 
 class OrderedSolver:
@@ -39,12 +37,8 @@ class OrderedSolver:
         self.features = features
         self.n_classes = int(n_classes)
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
-        n = len(self.labels)
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
         # Equal weights count as unit weights (split distances in rows); costs are scaled back.
-        self.scale = float(w[0]) if n and np.all(w == w[0]) and w[0] > 0 else 1.0
-        self.unit = bool(np.all(w == self.scale))
-        self.weights = np.ascontiguousarray(w / self.scale)
+        self.weights, self.scale, self.unit = scaled_weights(sample_weight, len(self.labels))
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
         self.flags = np.ones(len(TECHNIQUES), np.bool_)
@@ -72,9 +66,9 @@ class OrderedSolver:
             # the time limit more at most) beats a half-explored root.
             extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
             _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra)
-            if cost2 < INF and _cost(root2) < _cost(root):
+            if cost2 < INF and root2.cost < root.cost:
                 root = root2
-        cost = _cost(root)
+        cost = root.cost
         lower = cost if optimal else max(lb * self.scale, self.equivalent_points_bound())
         return DPSolution(root, cost, min(lower, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist())))
@@ -93,13 +87,9 @@ class OrderedSolver:
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
 
     def equivalent_points_bound(self) -> float:
-        """Weight every tree misclassifies: rows alike in every feature share a leaf."""
-        if not len(self.labels):
-            return 0.0
-        _, group = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
-        weight = np.zeros((group.max() + 1, self.n_classes))
-        np.add.at(weight, (group.ravel(), self.labels), self.weights * self.scale)
-        return float(weight.sum() - weight.max(axis=1).sum())
+        """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature."""
+        return equivalent_points_bound(self.features.bucket.T, self.labels,
+                                       self.weights * self.scale, self.n_classes)
 
     def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
         """The heap-layout tree as binary-feature nodes with class weights."""
@@ -129,13 +119,3 @@ class OrderedSolver:
             stack.append((2 * i + 2, rt, rows[~left], level + 1))
         return root
 
-
-def _cost(node: BinaryNode) -> float:
-    stack, total = [node], 0.0
-    while stack:
-        nd = stack.pop()
-        if nd.feature < 0:
-            total += float(nd.counts.sum() - nd.counts.max())
-        else:
-            stack += [nd.true, nd.false]
-    return total

@@ -62,6 +62,39 @@ class BinaryNode:
             return 0
         return 1 + self.true.n_splits + self.false.n_splits
 
+    @property
+    def cost(self) -> float:
+        """Misclassified weight of the subtree (each leaf predicts its heaviest class)."""
+        stack, total = [self], 0.0
+        while stack:
+            node = stack.pop()
+            if node.feature < 0:
+                total += float(node.counts.sum() - node.counts.max())
+            else:
+                stack += [node.true, node.false]
+        return total
+
+
+def scaled_weights(sample_weight: np.ndarray | None, n: int) -> tuple[np.ndarray, float, bool]:
+    """``(weights / scale, scale, unit)``: equal weights become unit weights (the kernels'
+    fast paths) and costs are multiplied back by ``scale``."""
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    scale = float(w[0]) if n and np.all(w == w[0]) and w[0] > 0 else 1.0
+    return np.ascontiguousarray(w / scale), scale, bool(np.all(w == scale))
+
+
+def equivalent_points_bound(rows: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                            n_classes: int) -> float:
+    """Weight every tree misclassifies: rows equal in ``rows`` (one row of features each) share
+    a leaf, so all but the heaviest class of each such group are wrong (GOSDT's
+    equivalent-points bound). A cheap global lower bound when a search is cut short."""
+    if not len(labels):
+        return 0.0
+    _, group = np.unique(rows, axis=0, return_inverse=True)
+    weight = np.zeros((group.max() + 1, n_classes))
+    np.add.at(weight, (group.ravel(), labels), weights)
+    return float(weight.sum() - weight.max(axis=1).sum())
+
 
 @dataclass
 class DPSolution:
@@ -130,11 +163,8 @@ class DPSolver:
         check_problem_size(n, m, n_classes)
         self.n_classes = int(n_classes)
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
         # Equal weights count as unit weights (popcount path); costs are scaled back.
-        self.scale = float(w[0]) if n and np.all(w == w[0]) and w[0] > 0 else 1.0
-        self.unit = bool(np.all(w == self.scale))
-        self.weights = np.ascontiguousarray(w / self.scale)
+        self.weights, self.scale, self.unit = scaled_weights(sample_weight, n)
         self.max_weight = float(self.weights.max()) if n else 1.0
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
@@ -204,14 +234,14 @@ class DPSolver:
             tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
         else:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
-        cost = self._cost(tree)
+        cost = tree.cost
         optimal = outcome == DONE and self._rebuilt_exactly
         if not optimal and budget >= 1:
             # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
             # answer than a leaf or a half-explored root.
             fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
-            if self._cost(fallback) < cost:
-                tree, cost = fallback, self._cost(fallback)
+            if fallback.cost < cost:
+                tree, cost = fallback, fallback.cost
         self._to_input_columns(tree)
         lb = lb * self.scale if optimal else max(lb * self.scale, self.equivalent_points_bound())
         return DPSolution(tree, cost, min(lb, cost), optimal,
@@ -219,15 +249,9 @@ class DPSolver:
                                cache_entries=self.cache.n_entries))
 
     def equivalent_points_bound(self) -> float:
-        """Weight every tree misclassifies: rows with identical features share a leaf, so all
-        but the heaviest class of each such group are wrong (GOSDT's equivalent-points bound).
-        A cheap global lower bound when the search is cut short."""
-        if not len(self.labels):
-            return 0.0
-        _, group = np.unique(np.packbits(self._ws[0], axis=1), axis=0, return_inverse=True)
-        weight = np.zeros((group.max() + 1, self.n_classes))
-        np.add.at(weight, (group.ravel(), self.labels), self.weights * self.scale)
-        return float(weight.sum() - weight.max(axis=1).sum())
+        """See :func:`equivalent_points_bound`: rows with identical binary features."""
+        return equivalent_points_bound(np.packbits(self._ws[0], axis=1), self.labels,
+                                       self.weights * self.scale, self.n_classes)
 
     # ------------------------------------------------------------------ reconstruction
     def _to_input_columns(self, root: BinaryNode) -> None:
@@ -242,11 +266,6 @@ class DPSolver:
         idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
         return np.bincount(self.labels[idx], weights=self.weights[idx] * self.scale,
                            minlength=self.n_classes)
-
-    def _cost(self, node: BinaryNode) -> float:
-        if node.feature < 0:
-            return float(node.counts.sum() - node.counts.max())
-        return self._cost(node.true) + self._cost(node.false)
 
     def _rebuild(self, bits, path, depth, feat, nl, nr) -> BinaryNode:
         """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0)."""
