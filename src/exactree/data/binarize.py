@@ -30,9 +30,16 @@ from .encoding import Column
 LE, EQ = 0, 1
 
 
-def _midpoints(values: np.ndarray, y: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate thresholds of one column, and each value's rank among its distinct values."""
-    distinct, rank = np.unique(values, return_inverse=True)
+def _midpoints(values: np.ndarray, y: np.ndarray, mode: str,
+               want_rank: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """Candidate thresholds of one column and, with ``want_rank``, each value's rank among its
+    distinct values (a second sort is cheaper than a binary search per row when they are many;
+    a binary search in few values is cheaper than an argsort)."""
+    distinct = np.unique(values)
+    rank = None
+    if want_rank:
+        rank = (np.searchsorted(distinct, values) if len(distinct) <= 64
+                else np.unique(values, return_inverse=True)[1])
     if len(distinct) < 2:
         return np.empty(0), rank
     lo, hi = distinct[:-1], distinct[1:]
@@ -92,11 +99,12 @@ class Binarizer:
                 column.append(np.full(len(codes), j)), op.append(np.full(len(codes), EQ))
                 value.append(codes)
                 continue
-            cands, rank = _midpoints(X[:, j], y, self.thresholds)
+            cands, rank = _midpoints(X[:, j], y, self.thresholds,
+                                     keep_ranks and self.thresholds == "exact")
             if self.max_thresholds is not None and len(cands) > self.max_thresholds:
                 cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
                 self.exact_ = False
-            elif self.thresholds == "exact" and keep_ranks:
+            elif rank is not None:
                 # Every midpoint: a value's rank is the number of thresholds below it.
                 self.ranks[j] = rank
             column.append(np.full(len(cands), j)), op.append(np.full(len(cands), LE))
