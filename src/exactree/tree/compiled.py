@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .tree import (CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree, TreeBuilder, feature_matrix,
-                   prefer_compiled)
+                   prefer_compiled, weighted_terms)
 
 __all__ = ["CompiledTree", "check_bitvector_matrix", "compile_tree", "predict_leaves"]
 
@@ -459,7 +459,7 @@ class CompiledTree:
                 lo, hi = self.rule_ptr[j], self.rule_ptr[j + 1]
                 powers = self.powers[self.rule_monomial[lo:hi]]
                 terms = np.prod(X[:, None, :] ** powers[None, :, :], axis=2)
-                Z[:, k] = terms @ self.rule_coef[lo:hi]
+                Z[:, k] = weighted_terms(terms, self.rule_coef[lo:hi])
         return Z
 
     def _chunk_rows(self) -> int:

@@ -106,6 +106,16 @@ def _encode_raw(X: Any, n_features: int, feature_names: Sequence[str] | None,
     return out
 
 
+def weighted_terms(terms: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``terms @ coef`` added term by term in a fixed order. A BLAS product may fuse or order
+    the additions differently with the number of rows, which moves a point lying exactly on a
+    rule's threshold to the other side in one call and not in another."""
+    out = np.zeros(terms.shape[0])
+    for k in range(len(coef)):
+        out += terms[:, k] * coef[k]
+    return out
+
+
 class Tree:
     """A fitted decision tree held in flat arrays (see the module docstring for the node kinds).
 
@@ -200,13 +210,14 @@ class Tree:
             if names is not None and len(names) != size:
                 raise ValueError(f"Tree.{name} needs {size} entries, got {len(names)}")
         # Preorder and one parent per node: every child id is larger than its parent's id.
-        parent = np.full(n, -1)
-        for i in np.flatnonzero(n_children):
-            kids = np.unique(self.child[self.child_ptr[i] : self.child_ptr[i + 1]])
-            if np.any(kids <= i) or np.any(kids >= n) or np.any(parent[kids] >= 0):
-                raise ValueError("Tree.child does not describe a tree in preorder")
-            parent[kids] = i
-        if np.any(parent[1:] < 0):
+        # (A categorical node may send several categories to one child: it counts once.)
+        parents = np.repeat(np.arange(n), n_children)
+        if np.any((self.child <= parents) | (self.child >= n)):
+            raise ValueError("Tree.child does not describe a tree in preorder")
+        n_parents = np.bincount(np.unique(parents * n + self.child) % n, minlength=n)
+        if np.any(n_parents > 1):
+            raise ValueError("Tree.child does not describe a tree in preorder")
+        if np.any(n_parents[1:] == 0):
             raise ValueError("every node but the root needs a parent")
 
     @property
@@ -251,7 +262,7 @@ class Tree:
         """Value of the polynomial rule of LINEAR ``node`` on rows ``X``."""
         lo, hi = self.rule_ptr[node], self.rule_ptr[node + 1]
         terms = np.prod(X[:, None, :] ** self.rule_powers[None, lo:hi, :], axis=2)
-        return terms @ self.rule_coef[lo:hi]
+        return weighted_terms(terms, self.rule_coef[lo:hi])
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf id reached by every row of ``X``: the encoded numeric matrix (category codes),
