@@ -30,23 +30,47 @@ from .encoding import Column
 LE, EQ = 0, 1
 
 
-def _midpoints(values: np.ndarray, y: np.ndarray, mode: str,
-               want_rank: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-    """Candidate thresholds of one column and, with ``want_rank``, each value's rank among its
-    distinct values (a second sort is cheaper than a binary search per row when they are many;
-    a binary search in few values is cheaper than an argsort)."""
+def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Thresholds between ``lo < hi``: the midpoint, or ``lo`` where rounding would not keep
+    ``lo <= t < hi`` (halves first: no overflow near the float maximum)."""
+    mids = lo / 2 + hi / 2
+    return np.where((lo <= mids) & (mids < hi), mids, lo)
+
+
+def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """Every midpoint of each row of ``V`` (one numeric column per row, all at once: a few array
+    calls instead of several per column) and, with ``want_rank``, each value's rank among its
+    row's distinct values (a binary search for rows of few distinct values, one argsort of the
+    other rows: an argsort of a low-cardinality column costs more than searching it)."""
+    S = np.sort(V, axis=1)
+    new = S[:, 1:] != S[:, :-1]
+    counts = new.sum(axis=1)
+    flat = _safe_midpoints(S[:, :-1], S[:, 1:])[new]  # row by row, as needed
+    ends = np.cumsum(counts)
+    mids = [flat[e - c:e] for c, e in zip(counts.tolist(), ends.tolist())]
+    if not want_rank:
+        return mids, None
+    rank = np.empty(V.shape, np.int64)
+    few = counts < 64
+    for j in np.flatnonzero(few):
+        rank[j] = np.searchsorted(mids[j], V[j])  # thresholds below the value
+    many = np.flatnonzero(~few)
+    if len(many):
+        order = np.argsort(V[many], axis=1)  # ties need no stable order: they share a rank
+        sorted_rank = np.zeros(order.shape, np.int64)
+        np.cumsum(new[many], axis=1, out=sorted_rank[:, 1:])
+        sub = np.empty(order.shape, np.int64)
+        np.put_along_axis(sub, order, sorted_rank, axis=1)
+        rank[many] = sub
+    return mids, rank
+
+
+def _boundary_midpoints(values: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Midpoints whose two neighbouring values do not both hold one shared class."""
     distinct = np.unique(values)
-    rank = None
-    if want_rank:
-        rank = (np.searchsorted(distinct, values) if len(distinct) <= 64
-                else np.unique(values, return_inverse=True)[1])
     if len(distinct) < 2:
-        return np.empty(0), rank
-    lo, hi = distinct[:-1], distinct[1:]
-    mids = lo / 2 + hi / 2  # no overflow near the float maximum
-    mids = np.where((lo <= mids) & (mids < hi), mids, lo)  # rounding must keep lo <= t < hi
-    if mode == "exact":
-        return mids, rank
+        return np.empty(0)
+    mids = _safe_midpoints(distinct[:-1], distinct[1:])
     order = np.argsort(values, kind="stable")
     c = y[order]
     start = np.searchsorted(values[order], distinct)
@@ -55,7 +79,7 @@ def _midpoints(values: np.ndarray, y: np.ndarray, mode: str,
     hi = np.maximum.reduceat(c, start)
     pure_class = np.where(lo == hi, lo, -1)
     keep = (pure_class[:-1] < 0) | (pure_class[:-1] != pure_class[1:])
-    return mids[keep], rank
+    return mids[keep]
 
 
 def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
@@ -89,28 +113,34 @@ class Binarizer:
         threshold rank for numeric columns that use every midpoint (rows x columns integers:
         clear it once used)."""
         w = np.ones(len(X)) if sample_weight is None else sample_weight
-        column, op, value = [], [], []
         self.exact_ = self.thresholds == "exact"
         self.ranks: dict[int, np.ndarray] = {}
+        numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
+        every: dict[int, np.ndarray] = {}
+        ranks: dict[int, np.ndarray] = {}
+        if self.exact_ and numeric:
+            mids, rank = _every_midpoint(np.ascontiguousarray(X[:, numeric].T), keep_ranks)
+            every = dict(zip(numeric, mids))
+            ranks = dict(zip(numeric, rank)) if keep_ranks else {}
+        value, op = [], []  # per column: its candidate values and its test
         for j, col in enumerate(columns):
             if col.is_categorical:
                 n_codes = 1 if len(col.categories) == 2 else len(col.categories)
-                codes = np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64)
-                column.append(np.full(len(codes), j)), op.append(np.full(len(codes), EQ))
-                value.append(codes)
+                value.append(np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64))
+                op.append(EQ)
                 continue
-            cands, rank = _midpoints(X[:, j], y, self.thresholds,
-                                     keep_ranks and self.thresholds == "exact")
+            cands = every[j] if j in every else _boundary_midpoints(X[:, j], y)
             if self.max_thresholds is not None and len(cands) > self.max_thresholds:
                 cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
                 self.exact_ = False
-            elif rank is not None:
+            elif j in ranks:
                 # Every midpoint: a value's rank is the number of thresholds below it.
-                self.ranks[j] = rank
-            column.append(np.full(len(cands), j)), op.append(np.full(len(cands), LE))
+                self.ranks[j] = ranks[j]
             value.append(np.asarray(cands, np.float64))
-        self.column_ = np.concatenate(column).astype(np.int64) if column else np.zeros(0, np.int64)
-        self.op_ = np.concatenate(op).astype(np.int8) if op else np.zeros(0, np.int8)
+            op.append(LE)
+        sizes = [len(v) for v in value]
+        self.column_ = np.repeat(np.arange(len(columns), dtype=np.int64), sizes)
+        self.op_ = np.repeat(np.array(op, np.int8), sizes)
         self.value_ = np.concatenate(value) if value else np.zeros(0)
         self._columns = list(columns)
         return self
