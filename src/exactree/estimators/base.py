@@ -77,8 +77,13 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
             checked = X
         else:
             _check_finite_columns(X)
-            checked = check_array(X, dtype=None, ensure_all_finite=True, ensure_min_samples=1,
-                                  ensure_min_features=1, input_name="X")
+            if (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "fiu"
+                    and min(X.shape) > 0):
+                checked = X  # a finite numeric matrix: nothing for check_array to do
+            else:
+                checked = check_array(X, dtype=None, ensure_all_finite=True,
+                                      ensure_min_samples=1, ensure_min_features=1,
+                                      input_name="X")
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and feature count
         return checked
 

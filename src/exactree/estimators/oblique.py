@@ -8,7 +8,6 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..data.encoding import Column
-from ..solvers.proper.rules import DEFAULT_MAX_RULES
 from ..solvers.proper.search import solve_proper
 from ..solvers.result import SolveResult
 from ._params import Interval, StrOptions
@@ -21,8 +20,10 @@ class ObliqueTreeClassifier(TreeClassifierBase):
     Every candidate rule is defined by training points (one for an axis-parallel threshold, ``D``
     for a hyperplane, ``C(D + degree, D) - 1`` for a polynomial hypersurface); the search examines
     every combination of ``k <= n_splits`` rules and, for each, every proper tree they form, and
-    returns the tree with the fewest (weighted) misclassifications. Cost grows like
-    ``N**(D * n_splits)`` for hyperplanes: meant for small, low-dimensional data.
+    returns the tree with the fewest (weighted) misclassifications. The worst-case cost grows
+    like ``N**(D * n_splits)`` for hyperplanes (branch and bound usually examines far less):
+    meant for small, low-dimensional data. A fit whose estimated work is out of reach (rules
+    that do not fit in memory, or weeks of search without ``time_limit``) is refused up front.
 
     Parameters
     ----------
@@ -41,8 +42,9 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         Seconds for the whole fit, rule generation included, after which the search stops with
         the best tree found (status ``"time_limit"``; a fit cut short while generating rules
         searches the rules generated so far).
-    max_rules : int, default=200000
-        Refuse (with the estimated count) when the family would generate more rules than this.
+    max_rules : int or None, default=None
+        Refuse (with the estimated count) when the family would generate more rules than this;
+        None: no cap (the work estimate alone decides).
     ties : {"all", "left"}, default="all"
         Which sides the defining points of a hyperplane/hypersurface take: every assignment
         (covers every linear split of the points) or all on the left (<=) side, the paper's
@@ -73,15 +75,17 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "max_rules": [Interval(Integral, 1, None, closed="left")],
+        "max_rules": [Interval(Integral, 1, None, closed="left"), None],
         "ties": [StrOptions({"all", "left"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
-                 time_limit: float | None = None, max_rules: int = DEFAULT_MAX_RULES,
-                 ties: str = "all", class_weight: dict | str | None = None) -> None:
+                 time_limit: float | None = None, max_rules: int | None = None,
+                 ties: str = "all", class_weight: dict | str | None = None,
+                 n_jobs: int | None = None) -> None:
         self.n_splits = n_splits
         self.rules = rules
         self.degree = degree
@@ -91,6 +95,7 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         self.max_rules = max_rules
         self.ties = ties
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
@@ -99,4 +104,4 @@ class ObliqueTreeClassifier(TreeClassifierBase):
             X, y, sample_weight, len(self.classes_), n_splits=self.n_splits, rules=self.rules,
             degree=self.degree, ties=self.ties, max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
-            max_rules=self.max_rules)
+            max_rules=self.max_rules, n_jobs=self.n_jobs)

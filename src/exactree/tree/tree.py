@@ -148,6 +148,7 @@ class Tree:
         feature_names: Sequence[str] | None = None,
         class_names: Sequence[Any] | None = None,
         categories: Sequence[Sequence[Any] | None] | None = None,
+        check: bool = True,
     ) -> None:
         n = len(kind)
         self.kind = np.asarray(kind, dtype=np.int8)
@@ -170,7 +171,8 @@ class Tree:
         self.categories = None if categories is None else tuple(
             None if c is None else tuple(c) for c in categories
         )
-        self._check()
+        if check:  # off only for trees built from a solver's output, valid by construction
+            self._check()
 
     # ------------------------------------------------------------------ structure
     def _check(self) -> None:
@@ -509,8 +511,10 @@ class TreeBuilder:
         return self._add(LINEAR, -1, threshold, children, value, label,
                          (np.asarray(coef, np.float64), powers))
 
-    def build(self, root: int, **names: Any) -> Tree:
-        """The subtree under ``root`` as a :class:`Tree`; ``names`` go to the Tree constructor."""
+    def build(self, root: int, check: bool = True, **names: Any) -> Tree:
+        """The subtree under ``root`` as a :class:`Tree`; ``names`` go to the Tree constructor.
+        ``check=False`` skips the Tree's consistency checks (for callers whose nodes are valid by
+        construction)."""
         order: list[int] = []
         seen: set[int] = set()
         stack = [root]
@@ -542,5 +546,5 @@ class TreeBuilder:
             label=np.array([self._nodes[i][5] for i in order]),
             rule_ptr=np.array(rule_ptr), rule_coef=np.array(rule_coef, np.float64),
             rule_powers=np.array(rule_powers, np.int64).reshape(-1, self.n_features),
-            n_features=self.n_features, **names,
+            n_features=self.n_features, check=check, **names,
         )

@@ -92,30 +92,33 @@ class OrderedSolver:
                                        self.weights * self.scale, self.n_classes)
 
     def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
-        """The heap-layout tree as binary-feature nodes with class weights."""
-        bucket = self.features.bucket
+        """The heap-layout tree as binary-feature nodes with class weights. All rows go down
+        one level at a time (a few array operations per level, not per node)."""
+        bucket, K = self.features.bucket, self.n_classes
         w = self.weights * self.scale
-
-        def counts(rows):
-            return np.bincount(self.labels[rows], weights=w[rows], minlength=self.n_classes)
-
-        root = BinaryNode(-1, counts(np.arange(len(self.labels))))
-        stack = [(0, root, np.arange(len(self.labels)), 0)]
-        while stack:
-            i, node, rows, level = stack.pop()
+        H = len(tree_f)
+        counts = np.zeros((H, K))
+        rows = np.arange(len(self.labels))
+        node = np.zeros(len(rows), np.int64)
+        for level in range(depth + 1):
+            counts += np.bincount(node * K + self.labels[rows], weights=w[rows],
+                                  minlength=H * K).reshape(H, K)
+            f = tree_f[node]
+            split = f >= 0
+            if level == depth or not split.any():
+                break
+            rows, node, f = rows[split], node[split], f[split]
+            # Heap children: 2i+1 is the left (bucket <= b) side.
+            node = 2 * node + np.where(bucket[f, rows] <= tree_b[node], 1, 2)
+        nodes = [BinaryNode(-1, counts[i]) for i in range(H)]
+        for i in range(H):
             f = int(tree_f[i])
-            if f < 0 or level == depth:
+            if f < 0 or 2 * i + 2 >= H:
                 continue
             b = int(tree_b[i])
-            left = bucket[f, rows] <= b
-            node.feature = int(self.features.split_feature[f][b])
+            n = nodes[i]
+            n.feature = int(self.features.split_feature[f][b])
             flip = bool(self.features.split_flip[f][b])
-            true_rows, false_rows = (rows[~left], rows[left]) if flip else (rows[left], rows[~left])
-            node.true = BinaryNode(-1, counts(true_rows))
-            node.false = BinaryNode(-1, counts(false_rows))
-            # Heap children: 2i+1 is the left (bucket <= b) side.
-            lt, rt = (node.false, node.true) if flip else (node.true, node.false)
-            stack.append((2 * i + 1, lt, rows[left], level + 1))
-            stack.append((2 * i + 2, rt, rows[~left], level + 1))
-        return root
-
+            left, right = nodes[2 * i + 1], nodes[2 * i + 2]
+            n.true, n.false = (right, left) if flip else (left, right)
+        return nodes[0]

@@ -42,6 +42,8 @@ import numpy as np
 
 AXIS, HYPERPLANE, POLYNOMIAL = 0, 1, 2
 FAMILY_NAMES = ("axis", "hyperplane", "polynomial")
+#: former default cap on the rule count; kept for callers that import it (no longer a default:
+#: :func:`~exactree.solvers.proper.search.estimate_work` judges the real work instead)
 DEFAULT_MAX_RULES = 200_000
 
 
@@ -290,13 +292,13 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
 
 
 def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",), degree: int = 2,
-               ties: str = "all", max_rules: int = DEFAULT_MAX_RULES,
+               ties: str = "all", max_rules: int | None = None,
                deadline: float | None = None) -> RuleSet:
     """All candidate rules of the given families over the points ``X`` (rows should be distinct).
 
     ``families``: any of ``"axis"``, ``"hyperplane"``, ``"polynomial"`` (degree ``degree``), or
     ``"mixed"`` (all three; the polynomial part only when ``degree >= 2``). Raises ``ValueError``
-    naming the estimated rule count when it exceeds ``max_rules``. With ``deadline`` (a
+    naming the estimated rule count when it exceeds ``max_rules`` (None: no cap). With ``deadline`` (a
     ``time.perf_counter()`` value) generation stops once it is passed and the rule set comes
     back with ``complete=False``.
     """
@@ -318,7 +320,7 @@ def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",),
     use_poly = "polynomial" in families and degree >= 2
     families = tuple(f for f in families if f != "polynomial" or use_poly or "hyperplane" not in families)
     estimate = sum(estimate_rule_count(n, d, f, degree, ties) for f in families)
-    if estimate > max_rules:
+    if max_rules is not None and estimate > max_rules:
         detail = ", ".join(f"{f}: {estimate_rule_count(n, d, f, degree, ties):,}" for f in families)
         raise ValueError(
             f"too many candidate rules: about {estimate:,} ({detail}) for {n} distinct points in "

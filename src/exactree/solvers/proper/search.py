@@ -21,8 +21,10 @@ import numpy as np
 from ...objectives import get_objective
 from ...tree import Tree, TreeBuilder
 from ..result import OPTIMAL, OPTIMAL_ON_RULES, TIME_LIMIT, SolveResult
+from . import _bnb as bnb
 from . import _kernels as kern
-from .rules import AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits
+from .rules import (AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits,
+                    unpack_bits)
 
 _CHUNK_SECONDS = 0.2
 
@@ -79,6 +81,9 @@ class ODTResult:
     value: float
     status: str
     stats: dict[str, Any]
+    #: the tree itself, ``("leaf",)`` or ``("node", rule, left, right)``; None: rebuild it by
+    #: ``sodt`` over ``combo``
+    plan: Any = None
 
 
 def _scratch(k: int, n_words: int, n_classes: int) -> dict[str, np.ndarray]:
@@ -125,14 +130,41 @@ def leaf_value(data: PointData, mask: np.ndarray | None = None) -> float:
 
 def odt(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_leaf: int = 1,
         max_depth: int | None = None, time_limit: float | None = None,
-        exact_k: bool = False, prune: bool = True) -> ODTResult:
-    """Best proper tree with at most ``n_splits`` rules (exactly, when ``exact_k``) over all
-    combinations of ``rules`` (eq. 12). See the module docstring for the anytime behaviour.
+        exact_k: bool = False, prune: bool = True, method: str = "auto",
+        bound: bool = True, dominance: bool = True, n_jobs: int | None = None) -> ODTResult:
+    """Best proper tree with at most ``n_splits`` rules (exactly, when ``exact_k``) of ``rules``
+    (eq. 12). See the module docstring for the anytime behaviour.
 
-    ``prune`` skips a combination when a cheap lower bound (the known cost of a root side that
-    holds no other rule) cannot beat the best tree so far; it never changes the optimum, only
-    the work counters in ``stats``.
+    ``method``: ``"regions"`` is the branch-and-bound over regions of :mod:`._bnb` (fast;
+    needs ``min_samples_leaf >= 1`` and at most ``n_splits`` rules); ``"combinations"`` runs
+    ``sodt`` on every K-combination (the paper's form; also counts the proper trees);
+    ``"auto"`` picks the first whenever it applies. ``prune=False`` switches every pruning off
+    (``bound``: incumbent bounds; ``dominance``: thinning of partial trees); none of them
+    changes the optimum, only the work counters in ``stats``. ``n_jobs`` spreads the roots of
+    the region search over joblib workers (threads by default; ``joblib.parallel_config``
+    chooses another backend, e.g. Dask); the result is identical to the serial one.
     """
+    if method not in ("auto", "regions", "combinations"):
+        raise ValueError(f"method must be 'auto', 'regions' or 'combinations', got {method!r}")
+    regions_ok = not exact_k and min_samples_leaf >= 1
+    if method == "regions" and not regions_ok:
+        raise ValueError("method='regions' needs min_samples_leaf >= 1 and exact_k=False")
+    if method == "combinations" or not regions_ok:
+        return _odt_combinations(rules, data, n_splits, min_samples_leaf=min_samples_leaf,
+                                 max_depth=max_depth, time_limit=time_limit, exact_k=exact_k,
+                                 prune=prune)
+    return _odt_regions(rules, data, n_splits, min_samples_leaf=min_samples_leaf,
+                        max_depth=max_depth, time_limit=time_limit, bound=prune and bound,
+                        dominance=prune and dominance, n_jobs=n_jobs)
+
+
+def _odt_combinations(rules: RuleSet, data: PointData, n_splits: int, *,
+                      min_samples_leaf: int = 1, max_depth: int | None = None,
+                      time_limit: float | None = None, exact_k: bool = False,
+                      prune: bool = True) -> ODTResult:
+    """``odt`` over every K-combination with ``sodt`` on each. ``prune`` skips a combination
+    when a cheap lower bound (the known cost of a root side that holds no other rule) cannot
+    beat the best tree so far."""
     start = time.perf_counter()
     stats = np.zeros(5, np.int64)
     side_cost = np.zeros((len(rules), 2))
@@ -190,6 +222,194 @@ def odt(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_leaf: int
         total_combinations=int(total), seconds=time.perf_counter() - start))
 
 
+# ---------------------------------------------------------------------------- region search
+#: rule evaluations per second assumed before the first chunk has been timed (a 2020s core)
+_RATE_GUESS = 2e7
+
+
+@dataclass
+class _Problem:
+    """Arrays the region kernels read, shared by every chunk (and every joblib worker)."""
+
+    order: np.ndarray
+    sides: np.ndarray
+    defmask: np.ndarray
+    data: PointData
+    minority: np.ndarray
+    has_minority: bool
+    min_leaf: int
+    max_depth: int
+    bound: bool
+    dominance: bool
+
+    def args(self) -> tuple:
+        d = self.data
+        return (self.order, self.sides, self.defmask, d.class_planes, d.weights, d.use_planes,
+                d.count_planes, self.minority, self.has_minority, self.min_leaf, self.max_depth)
+
+
+def _defining_masks(rules: RuleSet) -> np.ndarray:
+    """``(M, W)`` bitsets of every rule's defining points."""
+    m = len(rules)
+    mask = np.zeros((m, rules.n_points), bool)
+    rows, cols = np.nonzero(rules.defining >= 0)
+    mask[rows, rules.defining[rows, cols]] = True
+    if m == 0:
+        return np.zeros((0, max(1, (rules.n_points + 63) // 64)), np.uint64)
+    return pack_bits(mask)
+
+
+def _solve_chunk(prob: _Problem, region: np.ndarray, k: int, depth: int, ub: float, lo: int,
+                 hi: int, work_limit: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Best tree on ``region`` with at most ``k`` rules and its root in ``order[lo:hi]``,
+    strictly better than ``ub``: ``(out, stats, completed)`` (see :func:`._bnb.bnb_solve`)."""
+    stats = np.zeros(4, np.int64)
+    if k == 1:
+        out = np.zeros(2)
+        bnb.best1_top(region, depth, lo, hi, *prob.args(), prob.dominance, stats, out)
+        if not out[0] < ub:
+            out[0] = np.inf
+        return out, stats, True
+    out = np.zeros(5)
+    done = bnb.bnb_solve(region, k, depth, ub, lo, hi, *prob.args(), prob.bound,
+                         prob.dominance, int(min(work_limit, 2 ** 62)), stats, out)
+    return out, stats, bool(done)
+
+
+def _region_leaf(prob: _Problem, region: np.ndarray) -> float:
+    idx = unpack_bits(region[None, :], prob.data.weights.shape[0])[0]
+    if prob.data.counts[idx].sum() < prob.min_leaf:
+        return np.inf
+    return leaf_value(prob.data, idx)
+
+
+def _subtree(prob: _Problem, region: np.ndarray, k: int, depth: int, value: float,
+             stats: np.ndarray) -> Any:
+    """The plan (``("leaf",)`` or ``("node", rule, left, right)``) of the first optimal tree with
+    at most ``k`` rules on ``region``, whose value the search found to be ``value``."""
+    leaf = _region_leaf(prob, region)
+    if k == 0 or leaf <= value:
+        return ("leaf",)
+    ub = float(np.nextafter(value, np.inf))
+    out, st, _ = _solve_chunk(prob, region, k, depth, ub, 0, len(prob.order), np.inf)
+    stats[:4] += st
+    return _node(prob, region, k, depth, out, stats)
+
+
+def _node(prob: _Problem, region: np.ndarray, k: int, depth: int, out: np.ndarray,
+          stats: np.ndarray) -> Any:
+    j = int(out[1])
+    pos, neg = region & prob.sides[j], region & ~prob.sides[j]
+    if k == 1:
+        return ("node", j, ("leaf",), ("leaf",))
+    kl = int(out[2])
+    return ("node", j, _subtree(prob, pos, kl, depth + 1, float(out[3]), stats),
+            _subtree(prob, neg, k - 1 - kl, depth + 1, float(out[4]), stats))
+
+
+def _plan_rules(plan: Any) -> list[int]:
+    out, stack = [], [plan]
+    while stack:
+        p = stack.pop()
+        if p[0] == "node":
+            out.append(p[1])
+            stack.extend([p[2], p[3]])
+    return sorted(out)
+
+
+def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_leaf: int,
+                 max_depth: int | None, time_limit: float | None, bound: bool, dominance: bool,
+                 n_jobs: int | None) -> ODTResult:
+    """``odt`` by branch and bound over regions (module :mod:`._bnb`), roots in chunks between
+    which the clock is read and the incumbent is shared."""
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
+    m = len(rules)
+    full = data.full
+    counts = data.counts.sum()
+    stats = np.zeros(5, np.int64)  # rule evaluations, roots, pruned roots, frames, chunks
+    w = data.weights
+    minority = np.ascontiguousarray(w.sum(axis=1) - w.max(axis=1), np.float64)
+    has_minority = bool(np.any(minority > 0))
+    order = np.zeros(0, np.int64)
+    if m:
+        cost = np.zeros(m)
+        bnb.split_costs(rules.sides, full, data.class_planes, data.weights, data.use_planes,
+                        data.count_planes, min_samples_leaf, cost)
+        order = np.argsort(cost, kind="stable").astype(np.int64)  # promising roots first
+    prob = _Problem(order, rules.sides, _defining_masks(rules), data, minority, has_minority,
+                    min_samples_leaf, _depth(max_depth), bound, dominance)
+    best = leaf_value(data) if counts >= min_samples_leaf else np.inf
+    best_out: np.ndarray | None = None
+    status = OPTIMAL
+    k = min(n_splits, m)
+    if max_depth is not None:
+        k = min(k, 2 ** min(max_depth, 62) - 1)
+    lower = float(minority.sum())
+    skip = k <= 0 or (dominance and best <= lower)
+    rate = _RATE_GUESS
+    n_workers = _n_workers(n_jobs)
+    pos = 0
+    chunk = 64 if k >= 2 else 4096
+    while not skip and pos < m:
+        if deadline is not None and time.perf_counter() >= deadline:
+            status = TIME_LIMIT
+            break
+        remaining = np.inf if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        # a batch: one chunk serially, or one chunk per worker (all start from the incumbent)
+        width = 1 if n_workers == 1 or pos == 0 else n_workers
+        bounds = [(lo, min(lo + chunk, m)) for lo in range(pos, pos + width * chunk, chunk)
+                  if lo < m]
+        t0 = time.perf_counter()
+        limit = rate * remaining if np.isfinite(remaining) else np.inf
+        if len(bounds) == 1:
+            results = [_solve_chunk(prob, full, k, 0, best if bound else np.inf, lo, hi, limit)
+                       for lo, hi in bounds]
+        else:
+            from joblib import Parallel, delayed
+
+            results = Parallel(n_jobs=len(bounds), prefer="threads")(
+                delayed(_solve_chunk)(prob, full, k, 0, best if bound else np.inf, lo, hi,
+                                      limit) for lo, hi in bounds)
+        spent = time.perf_counter() - t0
+        done = True
+        work = 0
+        for out, st, completed in results:  # earliest chunk first: ties keep the serial answer
+            stats[:4] += st
+            work += int(st[0])
+            if out[0] < best:
+                best = float(out[0])
+                best_out = out
+            done = done and completed
+        stats[4] += len(bounds)
+        pos = bounds[-1][1]
+        if not done:
+            status = TIME_LIMIT
+            break
+        if work > 0 and spent > 1e-3:
+            rate = max(work / spent / len(bounds), 1e5)
+            chunk = int(min(max(chunk * (_CHUNK_SECONDS / max(spent, 1e-4)), 1), 1 << 20))
+        if dominance and best <= lower:
+            break  # no tree can beat the equivalent-points bound: proven optimal
+    plan: Any = ("leaf",)
+    if best_out is not None:
+        plan = _node(prob, full, k, 0, best_out, stats)
+    total = sum(math.comb(m, j) for j in range(1, n_splits + 1))
+    return ODTResult(np.array(_plan_rules(plan), np.int64), float(best), status, dict(
+        rule_evaluations=int(stats[0]), roots=int(stats[1]), pruned_roots=int(stats[2]),
+        frames=int(stats[3]), chunks=int(stats[4]), rules=m, total_combinations=int(total),
+        method="regions", n_jobs=n_workers, seconds=time.perf_counter() - start), plan)
+
+
+def _n_workers(n_jobs: int | None) -> int:
+    """joblib's reading of ``n_jobs`` (None: 1 unless a ``parallel_config`` says otherwise)."""
+    if n_jobs is None or n_jobs == 1:
+        return 1
+    from joblib import effective_n_jobs
+
+    return max(1, int(effective_n_jobs(n_jobs)))
+
+
 # ---------------------------------------------------------------------------- Tree building
 def rule_side(rules: RuleSet, m: int, X: np.ndarray) -> np.ndarray:
     """Positive (left) side of rule ``m`` for rows ``X``, computed as the fitted Tree does."""
@@ -207,42 +427,68 @@ def build_tree(rules: RuleSet, data: PointData, result: ODTResult, X: np.ndarray
     builder = TreeBuilder(X.shape[1], n_classes)
     onehot = np.zeros((len(y), n_classes))
     onehot[np.arange(len(y)), y] = sample_weight
-    combo = result.combo
-    sc = None
-    if len(combo):
-        _, _, sc = sodt(rules, data, combo, min_samples_leaf=min_samples_leaf, max_depth=max_depth)
+    plan = result.plan
+    if plan is None:
+        plan = ("leaf",)
+        if len(result.combo):
+            _, _, sc = sodt(rules, data, result.combo, min_samples_leaf=min_samples_leaf,
+                            max_depth=max_depth)
+            plan = _plan_from_dp(sc, result.combo)
 
     # Explicit stack, two passes: children are created before their parent (TreeBuilder ids).
-    root_rows = np.ones(len(y), bool)
-    order: list[tuple[int, np.ndarray, int]] = []  # (state code, rows, parent label)
-    stack = [(0, root_rows, -1)]
+    # Plan nodes are keyed by their position in ``order`` (equal leaf tuples may be one object).
+    order: list[tuple[Any, np.ndarray, int]] = []  # (plan node, rows, parent label)
+    kids_of: dict[int, list[int]] = {}
+    stack: list[tuple[Any, np.ndarray, int, int]] = [(plan, np.ones(len(y), bool), -1, -1)]
     while stack:
-        code, rows, parent_label = stack.pop()
-        order.append((code, rows, parent_label))
-        if sc is not None and sc["rsmask"][code] != 0:
-            i = int(sc["choice"][code])
-            side = rule_side(rules, int(combo[i]), X)
+        node, rows, parent_label, parent = stack.pop()
+        me = len(order)
+        order.append((node, rows, parent_label))
+        kids_of[me] = [-1, -1]
+        if parent >= 0:
+            kids_of[parent][0 if kids_of[parent][0] < 0 else 1] = me
+        if node[0] == "node":
+            side = rule_side(rules, int(node[1]), X)
             label = _label(objective, onehot[rows].sum(axis=0), parent_label)
-            stack.append((code + 2 * 3 ** i, rows & ~side, label))
-            stack.append((code + 3 ** i, rows & side, label))
+            stack.append((node[3], rows & ~side, label, me))
+            stack.append((node[2], rows & side, label, me))
     node_of: dict[int, int] = {}
-    for code, rows, parent_label in reversed(order):
+    for me in range(len(order) - 1, -1, -1):
+        node, rows, parent_label = order[me]
         value = onehot[rows].sum(axis=0)
         label = _label(objective, value, parent_label)
-        if sc is None or sc["rsmask"][code] == 0:
-            node_of[code] = builder.leaf(value, label)
+        if node[0] == "leaf":
+            node_of[me] = builder.leaf(value, label)
             continue
-        i = int(sc["choice"][code])
-        m = int(combo[i])
-        kids = [node_of[code + 3 ** i], node_of[code + 2 * 3 ** i]]
+        m = int(node[1])
+        kids = [node_of[kids_of[me][0]], node_of[kids_of[me][1]]]
         if rules.family[m] == AXIS:
-            node_of[code] = builder.threshold(int(rules.feature[m]), float(rules.threshold[m]),
-                                              kids, value, label)
+            node_of[me] = builder.threshold(int(rules.feature[m]), float(rules.threshold[m]),
+                                            kids, value, label)
         else:
             coef, powers = rules.terms(m)
-            node_of[code] = builder.linear(coef, powers, float(rules.threshold[m]), kids, value,
-                                           label)
+            node_of[me] = builder.linear(coef, powers, float(rules.threshold[m]), kids, value,
+                                         label)
     return builder.build(node_of[0])
+
+
+def _plan_from_dp(sc: dict[str, np.ndarray], combo: np.ndarray) -> Any:
+    """The plan of the tree ``sodt``'s DP arrays describe (state codes in base 3)."""
+    out: dict[int, Any] = {}
+    codes, stack = [], [0]
+    while stack:
+        code = stack.pop()
+        codes.append(code)
+        if sc["rsmask"][code] != 0:
+            i = int(sc["choice"][code])
+            stack.extend([code + 3 ** i, code + 2 * 3 ** i])
+    for code in reversed(codes):
+        if sc["rsmask"][code] == 0:
+            out[code] = ("leaf",)
+        else:
+            i = int(sc["choice"][code])
+            out[code] = ("node", int(combo[i]), out[code + 3 ** i], out[code + 2 * 3 ** i])
+    return out[0]
 
 
 def _label(objective, value: np.ndarray, parent_label: int) -> int:
@@ -256,10 +502,96 @@ def tree_objective(tree: Tree, X: np.ndarray, y: np.ndarray, sample_weight: np.n
     return float(sample_weight[tree.predict(X) != y].sum())
 
 
+#: Calibration of :func:`estimate_work` (seconds on one core of the development machine):
+#: generating one hyperplane/hypersurface rule costs about this per point ...
+_GEN_SECONDS_PER_RULE_POINT = 1e-7
+#: ... and evaluating one rule on a region about this per 64-point word and class plane.
+_EVAL_SECONDS_PER_WORD = 1.5e-9
+#: Worst-case search time above which a fit without ``time_limit`` is refused ...
+REFUSE_SECONDS = 30 * 86400.0
+#: ... or warned about.
+WARN_SECONDS = 3600.0
+#: Memory the stored rules may take.
+MAX_RULE_BYTES = 8 * 2 ** 30
+
+
+@dataclass
+class WorkEstimate:
+    """What a proper-tree fit will cost, before any rule is generated (upper estimates)."""
+
+    rules: int  # candidate rules of the family
+    rule_bytes: int  # memory to store them
+    generation_seconds: float
+    search_evaluations: float  # rule evaluations of the region search without any pruning
+    search_seconds: float
+
+    @property
+    def seconds(self) -> float:
+        return self.generation_seconds + self.search_seconds
+
+
+def estimate_work(n_points: int, n_features: int, rules: str | tuple[str, ...], degree: int,
+                  ties: str, n_splits: int, n_classes: int = 2) -> WorkEstimate:
+    """Estimate the work of :func:`solve_proper`: rules x points to generate the rules, and
+    the region search's worst case, ``sum_k (2 M)**k`` rule evaluations for ``k <= n_splits``
+    (a root, then both children's one-rule scans, and so on down), each costing a popcount
+    per word and class. Pruning usually cuts the search by orders of magnitude; the estimate
+    only decides what is out of reach."""
+    from .rules import FAMILY_NAMES, estimate_rule_count, n_monomials
+
+    fams = ("axis", "hyperplane", "polynomial") if rules == "mixed" else (
+        (rules,) if isinstance(rules, str) else tuple(rules))
+    fams = tuple(f for f in fams if f in FAMILY_NAMES)
+    m = sum(estimate_rule_count(n_points, n_features, f, degree, ties) for f in fams)
+    words = max(1, (n_points + 63) // 64)
+    p = n_monomials(n_features, degree) if "polynomial" in fams else n_features
+    rule_bytes = m * 8 * (words + 2 * p + 4)
+    gen = sum(estimate_rule_count(n_points, n_features, f, degree, ties) for f in fams
+              if f != "axis") * n_points * _GEN_SECONDS_PER_RULE_POINT
+    evals = float(sum((2.0 * m) ** k for k in range(1, max(n_splits, 0) + 1)))
+    search = evals * words * (n_classes + 1) * _EVAL_SECONDS_PER_WORD
+    return WorkEstimate(m, rule_bytes, gen, evals, search)
+
+
+def _check_work(est: WorkEstimate, n_points: int, n_features: int, n_splits: int,
+                time_limit: float | None) -> None:
+    """Refuse only what is out of reach (rules that do not fit in memory, or a search of more
+    than :data:`REFUSE_SECONDS` without a time limit); warn about a long search."""
+    where = f"{n_points} distinct points in {n_features} dimensions"
+    if est.rule_bytes > MAX_RULE_BYTES:
+        raise ValueError(
+            f"too many candidate rules: about {est.rules:,} for {where} would take "
+            f"{est.rule_bytes / 2 ** 30:.3g} GiB (limit {MAX_RULE_BYTES / 2 ** 30:.0f} GiB); use "
+            "fewer points or features, ties='left' or a smaller rule family")
+    if time_limit is not None:
+        return  # anytime: the clock stops the generation or the search
+    hint = ("set time_limit for an anytime answer, or use fewer points, fewer splits or a "
+            "smaller rule family")
+    if est.seconds > REFUSE_SECONDS:
+        raise ValueError(
+            f"search out of reach: about {est.rules:,} rules for {where} and n_splits="
+            f"{n_splits} mean up to {est.search_evaluations:.3g} rule evaluations (estimated "
+            f"{_duration(est.seconds)} at worst); {hint}")
+    if est.seconds > WARN_SECONDS:
+        warnings.warn(
+            f"up to {est.search_evaluations:.3g} rule evaluations to examine ({est.rules:,} "
+            f"rules, n_splits={n_splits}; estimated {_duration(est.seconds)} at worst, usually "
+            f"far less); {hint}", UserWarning, stacklevel=4)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365 * 86400.0), ("days", 86400.0), ("hours", 3600.0),
+                       ("minutes", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} seconds"
+
+
 def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int, *,
                  n_splits: int, rules: str | tuple[str, ...] = "hyperplane", degree: int = 2,
                  ties: str = "all", max_depth: int | None = None, min_samples_leaf: int = 1,
-                 time_limit: float | None = None, max_rules: int | None = None) -> SolveResult:
+                 time_limit: float | None = None, max_rules: int | None = None,
+                 n_jobs: int | None = None) -> SolveResult:
     """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
 
     ``time_limit`` covers the whole solve, rule generation included. The status is
@@ -267,26 +599,22 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     kind (``ties="all"`` or axis rules only) and every rule could be stored faithfully in raw
     coordinates (:class:`RuleSet` ``exhaustive`` and ``n_unrepresentable``); otherwise
     ``"optimal_on_rules"`` (optimal over the generated rules only, lower bound 0). A deadline
-    gives ``"time_limit"``.
+    gives ``"time_limit"``. Before generating anything, :func:`estimate_work` refuses what is
+    out of reach; ``max_rules`` (None: no cap) additionally caps the rule count.
     """
-    from .rules import DEFAULT_MAX_RULES
-
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     X = np.asarray(X, np.float64)
     data = point_data(X, y, sample_weight, n_classes)
-    ruleset = make_rules(data.X, rules, degree=degree, ties=ties,
-                         max_rules=DEFAULT_MAX_RULES if max_rules is None else max_rules,
+    if data.X.ndim == 2 and len(data.X):
+        est = estimate_work(len(data.X), data.X.shape[1], rules, degree, ties, n_splits,
+                            n_classes)
+        _check_work(est, len(data.X), data.X.shape[1], n_splits, time_limit)
+    ruleset = make_rules(data.X, rules, degree=degree, ties=ties, max_rules=max_rules,
                          deadline=deadline)
-    total = sum(math.comb(len(ruleset), k) for k in range(1, n_splits + 1))
-    if time_limit is None and total > 10**10:
-        warnings.warn(
-            f"{total:.3g} rule combinations to examine ({len(ruleset):,} rules, n_splits="
-            f"{n_splits}); this may take very long. Set time_limit for an anytime answer, or use "
-            "fewer points, fewer splits or a smaller rule family.", UserWarning, stacklevel=3)
     remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
     res = odt(ruleset, data, n_splits, min_samples_leaf=min_samples_leaf, max_depth=max_depth,
-              time_limit=remaining)
+              time_limit=remaining, n_jobs=n_jobs)
     if not np.isfinite(res.value):
         raise ValueError(
             f"no tree satisfies min_samples_leaf={min_samples_leaf} on {int(data.counts.sum())} "
@@ -356,5 +684,5 @@ def odt_generic(K: np.ndarray, sides: np.ndarray, n_splits: int,
     return best
 
 
-__all__ = ["ODTResult", "PointData", "ancestry_matrix", "build_tree", "leaf_value", "odt",
+__all__ = ["ODTResult", "PointData", "WorkEstimate", "ancestry_matrix", "estimate_work", "build_tree", "leaf_value", "odt",
            "odt_generic", "point_data", "sodt", "sodt_generic", "solve_proper", "tree_objective"]
