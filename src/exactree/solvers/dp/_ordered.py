@@ -43,6 +43,8 @@ SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
 DONE, TIMED_OUT = 0, 1
 # Rows x features swept between two looks at the clock.
 CLOCK_WORK = 4_000_000
+# Rows a two-class side sweep takes between two checks of whether it can still improve.
+SWEEP_BLOCK = 64
 
 
 @njit(cache=True, inline="always")
@@ -228,8 +230,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 
 @njit(cache=True)
-def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, best,
-                        feat_lb, order, feat_out):
+def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, wmax, min_leaf, tot, cnt_tot,
+                        best, feat_lb, order, feat_out):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
     With class weights ``P0, P1`` left of a split and ``T0, T1`` on the side, the best leaves
@@ -244,6 +246,10 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
     <= 1 on side ``s`` from below (from splits evaluated nearby), and a feature whose bounds
     reach both sides' best so far is skipped. ``feat_out[g, s]`` receives each feature's best
     (or its bound, when skipped).
+
+    Every ``SWEEP_BLOCK`` rows a sweep stops once neither side can still beat its best: the
+    rest of a side moves ``P0 - P1`` by at most its remaining rows times ``wmax`` (the largest
+    row weight).
     """
     F = rows.shape[0]
     n0 = cnt_tot[0]
@@ -271,39 +277,55 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cn
         lo1 = INF
         hi1 = -INF
         at_lo0 = at_hi0 = at_lo1 = at_hi1 = 0
-        for t in range(n - 1):
-            r = np.uint32(rg[t])
-            s = np.int64(side[r])
-            w = 1.0 if unit else weights[r]
-            v = w * (1 - 2 * lg[t])
-            d1 += v * s
-            d0 += v - v * s
-            c1 += s
-            c0 += 1 - s
-            if bg[t + 1] != bg[t]:
-                if c0 >= min_leaf and n0 - c0 >= min_leaf:
-                    if d0 < lo0:
-                        lo0 = d0
-                        at_lo0 = t
-                    if d0 > hi0:
-                        hi0 = d0
-                        at_hi0 = t
-                if c1 >= min_leaf and n1 - c1 >= min_leaf:
-                    if d1 < lo1:
-                        lo1 = d1
-                        at_lo1 = t
-                    if d1 > hi1:
-                        hi1 = d1
-                        at_hi1 = t
+        rest0 = INF  # a bound on the splits not swept, when the sweep stops early
+        rest1 = INF
+        start = 0
+        while start < n - 1:
+            stop = min(start + SWEEP_BLOCK, n - 1)
+            for t in range(start, stop):
+                r = np.uint32(rg[t])
+                s = np.int64(side[r])
+                w = 1.0 if unit else weights[r]
+                v = w * (1 - 2 * lg[t])
+                d1 += v * s
+                d0 += v - v * s
+                c1 += s
+                c0 += 1 - s
+                if bg[t + 1] != bg[t]:
+                    if c0 >= min_leaf and n0 - c0 >= min_leaf:
+                        if d0 < lo0:
+                            lo0 = d0
+                            at_lo0 = t
+                        if d0 > hi0:
+                            hi0 = d0
+                            at_hi0 = t
+                    if c1 >= min_leaf and n1 - c1 >= min_leaf:
+                        if d1 < lo1:
+                            lo1 = d1
+                            at_lo1 = t
+                        if d1 > hi1:
+                            hi1 = d1
+                            at_hi1 = t
+            start = stop
+            # Least cost any later split can reach on each side, against what it must beat.
+            m0 = wmax * (n0 - c0)
+            m1 = wmax * (n1 - c1)
+            reach0 = min(tot[0, 1] + d0 - m0, tot[0, 0] - d0 - m0)
+            reach1 = min(tot[1, 1] + d1 - m1, tot[1, 0] - d1 - m1)
+            if (reach0 >= min(best[0, 0], tot[0, 1] + lo0, tot[0, 0] - hi0)
+                    and reach1 >= min(best[1, 0], tot[1, 1] + lo1, tot[1, 0] - hi1)):
+                rest0 = reach0
+                rest1 = reach1
+                break
         for s in range(2):
             lo, hi = (lo0, hi0) if s == 0 else (lo1, hi1)
             leaf = leaf_cost(tot[s])
-            feat_out[g, s] = leaf
+            feat_out[g, s] = min(leaf, rest0 if s == 0 else rest1)
             if lo == INF:
                 continue  # no split point on this side
             low = tot[s, 1] + lo
             high = tot[s, 0] - hi
-            feat_out[g, s] = min(leaf, low, high)
+            feat_out[g, s] = min(feat_out[g, s], low, high)
             at = -1
             if low <= high and low < best[s, 0]:
                 best[s, 0] = low
@@ -509,6 +531,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     ev_g = np.zeros((Lmax, n + 1 if K == 2 else 1, F, 2))
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
+    wmax = 1.0 if unit else weights.max() if n else 0.0
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -553,7 +576,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
                 if K == 2:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
                     _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit,
-                                        min_leaf, tot2, cnt2, sw, feat_lb, gorder, ev_g[L, s])
+                                        wmax, min_leaf, tot2, cnt2, sw, feat_lb, gorder,
+                                        ev_g[L, s])
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, feat_cost, gorder)
