@@ -88,8 +88,10 @@ def test_too_many_rules_is_a_clear_error():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 6))
     y = rng.integers(0, 2, size=60)
+    with pytest.raises(ValueError, match=r"too many candidate rules: about [\d,]+ .* GiB"):
+        ObliqueTreeClassifier(n_splits=1).fit(X, y)  # 3 billion hyperplanes: memory
     with pytest.raises(ValueError, match=r"too many candidate rules: about [\d,]+"):
-        ObliqueTreeClassifier(n_splits=1, max_rules=10_000).fit(X, y)
+        ObliqueTreeClassifier(n_splits=1, max_rules=1_000).fit(X[:, :2], y)  # the user's cap
 
 
 def test_degenerate_collinear_points():
@@ -105,16 +107,28 @@ def test_degenerate_collinear_points():
     assert est.tree_.n_leaves == 1
 
 
-def test_huge_search_without_time_limit_warns():
+def test_work_estimate_refuses_only_what_is_out_of_reach():
+    """The refusal judges the real work (rules x evaluations), not a rule count: a degree-2
+    hypersurface on 30 points (4.56 million rules) fits; weeks of search without a time limit
+    are refused before any rule is generated; a long one is warned about."""
     import warnings
 
     rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(30, 2))
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.5).astype(int)
+    poly = ObliqueTreeClassifier(n_splits=1, rules="polynomial", degree=2).fit(X, y)
+    assert poly.status_ == "optimal" and poly.objective_ == 0
     X = rng.normal(size=(60, 2))
     y = rng.integers(0, 2, size=60)
+    with pytest.raises(ValueError, match=r"^search out of reach: about [\d,]+ rules .* years"):
+        ObliqueTreeClassifier(n_splits=4).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the warning comes before the search: stop right there
-        with pytest.raises(UserWarning, match="rule combinations"):
-            ObliqueTreeClassifier(n_splits=4).fit(X, y)
+        with pytest.raises(UserWarning, match="rule evaluations"):
+            ObliqueTreeClassifier(n_splits=3).fit(X, y)
+    # with a time limit the search is anytime: not refused
+    est = ObliqueTreeClassifier(n_splits=4, time_limit=0.5).fit(X, y)
+    assert est.status_ == "time_limit" and est.objective_ <= 30
 
 
 def test_categorical_columns_are_refused():

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _generate as gen
+
 AXIS, HYPERPLANE, POLYNOMIAL = 0, 1, 2
 FAMILY_NAMES = ("axis", "hyperplane", "polynomial")
 #: former default cap on the rule count; kept for callers that import it (no longer a default:
@@ -195,7 +197,7 @@ def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
                 coef=[np.array(coef, np.float64).reshape(m, len(powers))],
                 threshold=[np.array(thr, np.float64)],
                 defining=[np.array(defs, np.int64).reshape(m, 1)],
-                sides=[np.array(sides, bool).reshape(m, n)])
+                packed_sides=[pack_bits(np.array(sides, bool).reshape(m, n))])
 
 
 def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, family: int,
@@ -208,8 +210,9 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
     phi_all = monomials(X, powers)
     phi = phi_all[:, basis_cols]
     g = phi.shape[1]
-    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], sides=[],
+    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], packed_sides=[],
                dropped_defining=[], dropped_sides=[], complete=True)
+    n_words = max(1, (n + 63) // 64)
     if n < g:
         return out
     # Rounding bound of the Tree's evaluation of a rule on one point, per unit of
@@ -234,60 +237,39 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
         if len(block) == 0:
             break
         A = np.concatenate([Z[block], -np.ones((len(block), g, 1))], axis=2)  # (S, g, g+1)
-        _, sv, vt = np.linalg.svd(A, full_matrices=True)
+        u, sv, vt = np.linalg.svd(A, full_matrices=True)
         ok = sv[:, -1] > 1e-9 * np.maximum(sv[:, 0], 1e-300)  # rank g: a unique hyperplane
         if not np.any(ok):
             continue
-        block, A, null = block[ok], A[ok], vt[ok, -1, :]
+        block, u, sv, vt = block[ok], u[ok], sv[ok], vt[ok]
+        null = vt[:, -1, :].copy()
         null /= np.linalg.norm(null[:, :g], axis=1, keepdims=True)
-        v = Z @ null[:, :g].T - null[:, g]  # (U, S): signed distance-like values
-        v = v.T
-        on_plane = np.abs(v) <= 1e-9
-        pinv = np.linalg.pinv(A)  # (S, g+1, g)
-        for pat in patterns:
-            if deadline is not None and time.perf_counter() >= deadline:
-                out["complete"] = False
-                return out
-            dz = pinv @ pat  # (S, g+1): tilt with values `pat` at the defining points
-            dv = (Z @ dz[:, :g].T - dz[:, g]).T  # (S, U)
-            ratio = np.where(on_plane, np.inf, np.abs(v) / np.maximum(np.abs(dv), 1e-300))
-            eta = 0.5 * np.minimum(ratio.min(axis=1), 1.0)  # no point off the plane changes side
-            a = null[:, :g] + eta[:, None] * dz[:, :g]
-            b = null[:, g] + eta * dz[:, g]
-            left = (v + eta[:, None] * dv) < 0
-            rows = np.arange(len(block))[:, None]
-            left[rows, block] = pat[None, :] < 0
-            # a point on the plane that the tilt does not move has no side: such a (subset,
-            # pattern) defines no rule (its splits come from other subsets)
-            undecided = on_plane & (np.abs(dv) <= 1e-9)
-            undecided[rows, block] = False
-            defined = ~undecided.any(axis=1)
-            # raw coordinates, scaled so the largest coefficient has magnitude one
-            c_raw = a / sd
-            t_raw = b + (a * mu / sd).sum(axis=1)
-            scale = np.abs(c_raw).max(axis=1)
-            c_raw /= scale[:, None]
-            t_raw /= scale
-            raw = (phi @ c_raw.T).T  # (S, U), the Tree's arithmetic up to rounding
-            err = rel_err * (abs_phi @ np.abs(c_raw).T).T  # (S, U) rounding bound per point
-            # every left value stays <= t and every right value > t whatever the rounding
-            lo = np.where(left, raw + err, -np.inf).max(axis=1)
-            hi = np.where(left, np.inf, raw - err).min(axis=1)
-            nonempty = left.any(axis=1) & (~left).any(axis=1) & defined
-            good = nonempty & (hi > lo)
-            lost = np.flatnonzero(nonempty & ~good)
-            out["dropped_defining"].append(block[lost])
-            out["dropped_sides"].append(left[lost])
-            sel = np.flatnonzero(good)
-            rows_c = np.zeros((len(sel), len(powers)))
-            rows_c[:, basis_cols] = c_raw[sel]
-            t = lo[sel] + 0.5 * (hi[sel] - lo[sel])
-            out["family"].append(np.full(len(sel), family, np.int8))
-            out["feature"].append(np.full(len(sel), -1, np.int64))
-            out["coef"].append(rows_c)
-            out["threshold"].append(t)
-            out["defining"].append(block[sel])
-            out["sides"].append(raw[sel] <= t[:, None])
+        if deadline is not None and time.perf_counter() >= deadline:
+            out["complete"] = False
+            return out
+        n_rows = len(patterns) * len(block)
+        status = np.zeros(n_rows, np.int8)
+        coef = np.zeros((n_rows, g))
+        thr = np.zeros(n_rows)
+        sides = np.zeros((n_rows, n_words), np.uint64)
+        # one kernel pass: tilt, raw form, representability and sides of every (subset,
+        # pattern); rows are pattern-major, the order the rules are listed in
+        gen.pattern_rules(block, Z, null, u, sv, vt, patterns, phi, abs_phi, mu, sd, rel_err,
+                          status, coef, thr, sides)
+        sub = np.tile(np.arange(len(block)), len(patterns))
+        lost = np.flatnonzero(status == 2)
+        out["dropped_defining"].append(block[sub[lost]])
+        out["dropped_sides"].append(unpack_bits(sides[lost], n) if len(lost) else
+                                    np.zeros((0, n), bool))
+        sel = np.flatnonzero(status == 1)
+        rows_c = np.zeros((len(sel), len(powers)))
+        rows_c[:, basis_cols] = coef[sel]
+        out["family"].append(np.full(len(sel), family, np.int8))
+        out["feature"].append(np.full(len(sel), -1, np.int64))
+        out["coef"].append(rows_c)
+        out["threshold"].append(thr[sel])
+        out["defining"].append(block[sub[sel]])
+        out["packed_sides"].append(sides[sel])
     return out
 
 
@@ -348,7 +330,7 @@ def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",),
                       for b in blocks]
         return np.concatenate([empty] + blocks) if blocks else empty
 
-    sides = cat("sides", np.zeros((0, n), bool))
+    sides = cat("packed_sides", np.zeros((0, max(1, (n + 63) // 64)), np.uint64))
     rs = RuleSet(
         family=cat("family", np.zeros(0, np.int8)),
         feature=cat("feature", np.zeros(0, np.int64)),
@@ -356,7 +338,7 @@ def make_rules(X: np.ndarray, families: tuple[str, ...] | str = ("hyperplane",),
         threshold=cat("threshold", np.zeros(0)),
         powers=powers,
         defining=cat("defining", np.zeros((0, g_max), np.int64)),
-        sides=pack_bits(sides) if len(sides) else np.zeros((0, (n + 63) // 64), np.uint64),
+        sides=np.ascontiguousarray(sides),
         n_points=n,
     )
     rs = _dedup(rs)
@@ -382,19 +364,40 @@ def _count_lost(rs: RuleSet, defining: np.ndarray, sides: np.ndarray) -> int:
     """Distinct dropped rules (defining points and sides) that no kept rule reproduces."""
     kept = _rule_keys(rs.defining, rs.sides)
     lost = _rule_keys(defining, sides)
-    _, inv = np.unique(np.concatenate([kept, lost]), axis=0, return_inverse=True)
-    inv = inv.ravel()
-    return len(np.setdiff1d(inv[len(kept):], inv[:len(kept)]))
+    keep_first = _first_rows(np.concatenate([lost, kept]))  # one of each distinct lost key
+    distinct = np.flatnonzero(keep_first[:len(lost)])
+    hk = gen.row_hashes(kept)
+    hl = gen.row_hashes(lost[distinct])
+    seen = np.isin(hl, hk)
+    count = int((~seen).sum())
+    for i in np.flatnonzero(seen):  # a hash match: compare the keys themselves
+        rows = np.flatnonzero(hk == hl[i])
+        if not np.any(np.all(kept[rows] == lost[distinct[i]], axis=1)):
+            count += 1
+    return count
+
+
+def _first_rows(keys: np.ndarray) -> np.ndarray:
+    """Mask of the rows of ``keys`` that equal no earlier row."""
+    keys = np.ascontiguousarray(keys, np.int64)
+    hashes = gen.row_hashes(keys)
+    order = np.argsort(hashes, kind="stable").astype(np.int64)
+    return gen.first_of_equal_rows(keys, order, hashes)
 
 
 def _dedup(rs: RuleSet) -> RuleSet:
-    """Drop exact duplicates (same defining points and same sides), keeping the first."""
-    if len(rs) < 2:
+    """Drop exact duplicates (same family, defining points and sides), keeping the first.
+
+    Only axis rules can repeat (one point defines the same split on several features): a
+    hyperplane/hypersurface rule is one (subset, side pattern) pair, and the pattern fixes the
+    defining points' sides."""
+    axis = np.flatnonzero(rs.family == AXIS)
+    if len(axis) < 2:
         return rs
-    key = np.concatenate([np.sort(rs.defining, axis=1), rs.sides.view(np.int64),
-                          rs.family[:, None].astype(np.int64)], axis=1)
-    _, first = np.unique(key, axis=0, return_index=True)
-    return rs.subset(np.sort(first)) if len(first) < len(rs) else rs
+    key = np.concatenate([rs.defining[axis], rs.sides[axis].view(np.int64)], axis=1)
+    keep = np.ones(len(rs), bool)
+    keep[axis] = _first_rows(key)
+    return rs if keep.all() else rs.subset(np.flatnonzero(keep))
 
 
 def ancestry_matrix(rules: RuleSet, index: np.ndarray | None = None) -> np.ndarray:
