@@ -19,7 +19,9 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, v
 from .._compile_note import note_compiling
 from ..data import FeatureEncoder, check_sample_weight, encode_labels
 from ..data.encoding import Column, _is_dataframe, nonfinite_error
-from ..solvers.result import SolveResult
+from ..progress import Progress
+from ..solvers.result import (INTERRUPTED, OPTIMAL, OPTIMAL_ON_BINARIZED, OPTIMAL_ON_RULES,
+                              SolveResult)
 from ..tree import export_graphviz, export_text
 from ..tree.tree import prefer_compiled
 from ..tree.compiled import predict_leaves
@@ -119,11 +121,18 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         note_compiling()  # one line on stderr if the kernels compile (a cold Numba cache)
         start = time.perf_counter()
         self._rows_kept = keep  # for solvers that map row indices given to fit (dyadic cv)
+        # Live lines (verbose) and Ctrl-C, for the searches that report (see exactree.progress).
+        progress = self._progress = Progress(int(getattr(self, "verbose", 0)), type(self).__name__)
         try:
             result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
         finally:
-            del self._rows_kept
+            del self._rows_kept, self._progress
+        if progress.interrupted and result.status not in (OPTIMAL, OPTIMAL_ON_BINARIZED,
+                                                           OPTIMAL_ON_RULES):
+            result.status = INTERRUPTED
         self.fit_time_ = time.perf_counter() - start
+        progress.finish(result.status, result.objective, result.lower_bound,
+                        detail=", ".join(f"{k} {v}" for k, v in result.stats.items()))
         self._store(result)
         return self
 

@@ -88,6 +88,10 @@ class DyadicTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    verbose : int, default=0
+        1 or 2: a summary line on stderr after the fit (status, objective, time). The dyadic
+        dynamic program runs to the end in one pass, so it shows no live lines and Ctrl-C
+        raises ``KeyboardInterrupt`` as usual.
 
     Attributes
     ----------
@@ -112,12 +116,13 @@ class DyadicTreeClassifier(TreeClassifierBase):
         "path_search": [StrOptions(set(SEARCHES))],
         "cv": [None, "cv_object"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(self, *, penalty: float | None = None, max_splits_per_dim: Any = "auto",
                  loss: Any = None, compress: bool = True, lookahead: bool = True,
                  max_rectangles: int = 10_000_000, path_search: str = "hull",
-                 cv: Any = None, class_weight: dict | str | None = None) -> None:
+                 cv: Any = None, class_weight: dict | str | None = None, verbose: int = 0) -> None:
         self.penalty = penalty
         self.max_splits_per_dim = max_splits_per_dim
         self.loss = loss
@@ -127,6 +132,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         self.path_search = path_search
         self.cv = cv
         self.class_weight = class_weight
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fitting
     def _problem(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,

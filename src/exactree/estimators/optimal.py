@@ -109,6 +109,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    verbose : int, default=0
+        0: silent. 1: a fit running over a second prints a line on stderr about once a second
+        (elapsed time, nodes explored, best objective, proven lower bound, gap) and a summary at
+        the end. 2: lines from the start, and the search's counters in the summary. At any
+        verbosity Ctrl-C stops the search and keeps the best tree found, with status
+        ``"interrupted"`` and the bound proven so far.
 
     Attributes
     ----------
@@ -137,6 +143,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
@@ -144,7 +151,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  time_limit: float | None = None, thresholds: str = "exact",
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  cache_limit: int = 5_000_000, techniques: dict | None = None,
-                 search: str = "auto", class_weight: dict | str | None = None) -> None:
+                 search: str = "auto", class_weight: dict | str | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
@@ -157,6 +164,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.techniques = techniques
         self.search = search
         self.class_weight = class_weight
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ solving
     def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
@@ -235,12 +243,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf,
                                    techniques=self._techniques(ORDERED_TECHNIQUES))
-            sol = solver.solve(time_limit=self.time_limit)
+            sol = solver.solve(time_limit=self.time_limit, progress=self._progress)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
                                self._status(sol.optimal), stats=sol.stats)
         solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
-            sol = solver.solve(self.max_nodes, time_limit=self.time_limit)
+            sol = solver.solve(self.max_nodes, time_limit=self.time_limit,
+                               progress=self._progress)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
                                self._status(sol.optimal), stats=sol.stats)
         return self._solve_penalised(solver, float(sample_weight.sum()))
@@ -254,17 +263,20 @@ class OptimalTreeClassifier(TreeClassifierBase):
         max_budget = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
                                                                            solver.max_budget)
         best, best_obj, lower, proven = None, np.inf, None, True
+        solver.track_best = False  # the kernel's costs are not this objective
         prev_cost = np.inf
         for b in range(max_budget + 1):
             if alpha * b >= best_obj:
                 break
             left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-            sol = solver.solve(b, upper_bound=prev_cost, time_limit=left)
+            sol = solver.solve(b, upper_bound=prev_cost, time_limit=left,
+                               progress=self._progress)
             if sol is None:  # nothing cheaper with b splits than with fewer
                 continue
             obj = sol.cost / total + alpha * sol.tree.n_splits
             if obj < best_obj:
                 best, best_obj = sol, obj
+                self._progress.update(best=best_obj)
             prev_cost = min(prev_cost, sol.cost)
             if not sol.optimal:
                 proven = False
@@ -291,11 +303,16 @@ class OptimalTreeClassifier(TreeClassifierBase):
                                                                            solver.max_budget)
         path: list[PathPoint] = []
         prev = None
+        solver.track_best = False  # one budget after another: no single best to report
         for b in range(max_budget + 1):
-            sol = solver.solve(b, upper_bound=np.inf if prev is None else prev.cost)
+            sol = solver.solve(b, upper_bound=np.inf if prev is None else prev.cost,
+                               progress=self._progress)
             sol = prev if sol is None else sol
-            path.append(PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), True))
+            path.append(PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), sol.optimal))
             prev = sol
+            if not sol.optimal:  # interrupted (Ctrl-C): the budgets so far
+                break
         self.path_ = path
-        return SolveResult(path[-1].tree, prev.cost, prev.cost, self._status(True),
-                           stats=prev.stats)
+        proven = all(p.optimal for p in path)
+        return SolveResult(path[-1].tree, prev.cost, prev.cost if proven else prev.lower_bound,
+                           self._status(proven), stats=prev.stats)

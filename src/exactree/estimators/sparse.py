@@ -48,6 +48,12 @@ class SparseTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    verbose : int, default=0
+        0: silent. 1: a fit running over a second prints a line on stderr about once a second
+        (elapsed time, nodes explored, best objective, proven lower bound, gap) and a summary at
+        the end. 2: lines from the start, and the search's counters in the summary. At any
+        verbosity Ctrl-C stops the search and keeps the best tree found, with status
+        ``"interrupted"`` and the bound proven so far.
 
     Attributes
     ----------
@@ -74,12 +80,13 @@ class SparseTreeClassifier(TreeClassifierBase):
         "memory_limit": [Interval(Integral, 1, None, closed="left")],
         "categorical_features": ["array-like", None],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(self, *, penalty: float = 0.01, max_depth: int | None = None,
                  time_limit: float | None = None, max_branches: int | None = None,
                  memory_limit: int = 2048, categorical_features: Any = None,
-                 class_weight: dict | str | None = None) -> None:
+                 class_weight: dict | str | None = None, verbose: int = 0) -> None:
         self.penalty = penalty
         self.max_depth = max_depth
         self.time_limit = time_limit
@@ -87,6 +94,7 @@ class SparseTreeClassifier(TreeClassifierBase):
         self.memory_limit = memory_limit
         self.categorical_features = categorical_features
         self.class_weight = class_weight
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SparseTreeClassifier:
         """Fit the optimal sparse tree to ``X`` (array or DataFrame) and labels ``y``."""
@@ -116,7 +124,7 @@ class SparseTreeClassifier(TreeClassifierBase):
         return solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
                      float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
                      max_branches=self.max_branches, memory_limit=self.memory_limit,
-                     feature_map=fmap)
+                     feature_map=fmap, progress=self._progress)
 
 
 def _check_integer_codes(X: Any, declared: Any) -> None:

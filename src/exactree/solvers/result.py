@@ -12,6 +12,8 @@ OPTIMAL = "optimal"
 TIME_LIMIT = "time_limit"
 NODE_LIMIT = "node_limit"
 MEMORY_LIMIT = "memory_limit"
+# Ctrl-C stopped the search: the best tree so far with the bound proven so far.
+INTERRUPTED = "interrupted"
 # The search proved optimality over binary features that may not capture every split of the
 # raw values (capped or boundary-only thresholds).
 OPTIMAL_ON_BINARIZED = "optimal_on_binarized"
@@ -19,7 +21,8 @@ OPTIMAL_ON_BINARIZED = "optimal_on_binarized"
 # hold every split of the family (``ties="left"``, rules floating point cannot store faithfully,
 # fewer distinct points than a rule needs): optimal over those rules only, lower bound 0.
 OPTIMAL_ON_RULES = "optimal_on_rules"
-STATUSES = (OPTIMAL, TIME_LIMIT, NODE_LIMIT, MEMORY_LIMIT, OPTIMAL_ON_BINARIZED, OPTIMAL_ON_RULES)
+STATUSES = (OPTIMAL, TIME_LIMIT, NODE_LIMIT, MEMORY_LIMIT, INTERRUPTED, OPTIMAL_ON_BINARIZED,
+            OPTIMAL_ON_RULES)
 
 
 @dataclass

@@ -9,14 +9,17 @@ for the latter.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...progress import Progress
 from ...tree import Tree, TreeBuilder
-from ..result import MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveResult
+from ..result import (INTERRUPTED, MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT,
+                      SolveResult)
 from . import _kernels as K
 
 _SEED = 0x5EED_B4A7C4E5
@@ -142,7 +145,8 @@ class _State:
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
-          child_rule: int = 0, keep_actions: int = 8) -> SolveResult:
+          child_rule: int = 0, keep_actions: int = 8,
+          progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -155,6 +159,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     time_limit : seconds; the search stops there with the best tree found and a proven
         lower bound (status ``"time_limit"``).
     max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
+    progress : reports the search and stops it on Ctrl-C (status ``"interrupted"``, best tree and
+        proven bound so far); see :mod:`exactree.progress`.
     memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
@@ -231,26 +237,37 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     md = -1 if max_depth is None else int(max_depth)
     max_nodes = 0 if max_branches is None else int(max_branches)
     deadline = None if time_limit is None else start_time + float(time_limit)
-    chunk = 1 << 60 if deadline is None else 16
-    out_of_memory = False
-    while True:
-        t0 = time.perf_counter()
-        it0 = int(st.ctr[K.C_ITERS])
-        code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
-                     w0, lam_w, tol, md, child_rule, keep_actions, chunk, max_nodes, *st.arrays())
-        if code == K.DONE or code == K.NODE_LIMIT:
-            break
-        if code == K.GROW and not st.grow(G, q, memory_limit << 20):
-            out_of_memory = True
-            break
-        if deadline is not None:
+    # Kernel calls of ~50 ms when they must stop in time or report; one call otherwise.
+    chunked = deadline is not None or progress is not None
+    chunk = 16 if chunked else 1 << 60
+    out_of_memory = interrupted = False
+    with progress.deferred_interrupts() if progress is not None else contextlib.nullcontext():
+        while True:
+            t0 = time.perf_counter()
+            it0 = int(st.ctr[K.C_ITERS])
+            code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
+                         y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
+                         max_nodes, *st.arrays())
+            if code == K.DONE or code == K.NODE_LIMIT:
+                break
+            if code == K.GROW and not st.grow(G, q, memory_limit << 20):
+                out_of_memory = True
+                break
+            if progress is not None:
+                progress.update(nodes=st.ctr[K.C_ITERS], best=st.nd_f[0, K.UB] / total,
+                                lower=st.nd_f[0, K.LB] / total)
+                progress.check()
+                if progress.interrupted:
+                    interrupted = True
+                    break
             now = time.perf_counter()
-            if now >= deadline:
+            if deadline is not None and now >= deadline:
                 break
             done = int(st.ctr[K.C_ITERS]) - it0
-            if done:  # aim at ~20 calls a second, never past the deadline by much
+            if chunked and done:  # aim at ~20 calls a second, never past the deadline by much
                 per_it = (now - t0) / done
-                chunk = int(max(1, min(0.05, deadline - now) / max(per_it, 1e-7)))
+                left = 0.05 if deadline is None else min(0.05, deadline - now)
+                chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     tree, cost = _extract(st, zob, Z, y, w, n_classes, card, lit_off, lam_w, feature_map)
     objective = cost / total
@@ -261,8 +278,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             raise AssertionError("BRANCHES: extracted tree cost differs from the proven optimum")
         lower = objective
     else:
-        status = (MEMORY_LIMIT if out_of_memory else NODE_LIMIT if code == K.NODE_LIMIT
-                  else TIME_LIMIT)
+        status = (MEMORY_LIMIT if out_of_memory else INTERRUPTED if interrupted
+                  else NODE_LIMIT if code == K.NODE_LIMIT else TIME_LIMIT)
     c = st.ctr
     stats = {
         "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),

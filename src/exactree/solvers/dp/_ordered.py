@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from ._depth2 import leaf_cost
+from ...progress import BEST, DEADLINE, NODES
 from ._search import _now
 
 INF = np.inf
@@ -459,15 +460,17 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
     return hi
 
 
-@njit(cache=True)
-def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, deadline, flags,
+@njit(cache=True, nogil=True)
+def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
            stats, tree_f, tree_b):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``.
 
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
     layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
-    exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0.
+    exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0. ``board`` (see
+    :mod:`exactree.progress`): its deadline is read at every look at the clock, and the
+    evaluations so far and the best cost are written there.
     """
     F, n = bucket.shape
     K = n_classes
@@ -554,9 +557,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, d
     work = 0
     outcome = DONE
     while True:
-        if deadline < INF and work >= CLOCK_WORK:
+        if work >= CLOCK_WORK:
             work = 0
-            if _now() > deadline:
+            board[NODES] = stats[ST_EVALS]
+            board[BEST] = fr_best[0]
+            if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
         s = -1

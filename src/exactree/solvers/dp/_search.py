@@ -14,6 +14,7 @@ import time
 import numpy as np
 from numba import njit, objmode
 
+from ...progress import BEST, DEADLINE, LOWER, NODES
 from .._bits import count_andnot, count_bits, popcount, set_bits
 from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
 from ._depth2 import F_ROOT, leaf_cost, solve_depth2
@@ -58,9 +59,9 @@ def _now():
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
-           zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, deadline,
+           zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, board,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
            ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
@@ -70,6 +71,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     bounds, split)``: ``cost`` is INF when no tree below ``root_ub`` exists (then ``lower_bound`` >=
     ``root_ub``); ``feature`` is the root split (-1 for a leaf). On TIMED_OUT the cost is the
     best complete tree found at the root and ``lower_bound`` a proven bound on the optimum.
+    ``board`` (see :mod:`exactree.progress`): its deadline is read every 16 frame steps, and
+    the frames so far, the root's best cost and its lower bound are written there.
     """
     m, W = F.shape
     K = class_bits.shape[0]
@@ -145,9 +148,13 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     while top >= 0:
         L = top
         ticks += 1
-        if deadline < INF and (ticks & 15) == 0 and _now() > deadline:
-            timed_out = True
-            break
+        if (ticks & 15) == 0:
+            board[NODES] = stats[ST_FRAMES]
+            board[BEST] = fr_best[0]
+            board[LOWER] = fr_lb[0]
+            if board[DEADLINE] < INF and _now() > board[DEADLINE]:
+                timed_out = True
+                break
         d = fr_depth[L]
         if fr_phase[L] == ADVANCE:
             n_order = fr_n_order[L]

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from ...data.ordered import OrderedFeatures
+from ...progress import Progress, new_board
 from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUES, search
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
 
@@ -47,11 +48,14 @@ class OrderedSolver:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
             self.flags[TECHNIQUES.index(name)] = bool(on)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
+        self.progress: Progress | None = None
 
-    def solve(self, *, upper_bound: float = INF,
-              time_limit: float | None = None) -> DPSolution | None:
+    def solve(self, *, upper_bound: float = INF, time_limit: float | None = None,
+              progress: Progress | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
-        (seconds) the best tree found in time is returned, not proven optimal."""
+        (seconds), or once ``progress`` is interrupted, the best tree found so far is returned,
+        not proven optimal."""
+        self.progress = progress
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         # "Strictly below" up to rounding: sums of fractional weights depend on their order.
@@ -79,9 +83,13 @@ class OrderedSolver:
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
-        outcome, cost, lb = search(self.features.bucket, self.labels, self.weights, self.unit,
-                                   self.n_classes, self.min_leaf, depth, ub, deadline,
-                                   self.flags, self.stats, tree_f, tree_b)
+        board = new_board(deadline)
+        args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
+                self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b)
+        if self.progress is None:
+            outcome, cost, lb = search(*args)
+        else:
+            outcome, cost, lb = self.progress.run(search, board, *args, scale=self.scale)
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...progress import Progress, new_board
 from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import solve_depth2, workspace
@@ -193,35 +194,46 @@ class DPSolver:
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
+        self.progress: Progress | None = None
+        self.track_best = True  # False: the caller reports its own objective (penalised fits)
 
     @property
     def max_budget(self) -> int:
         return (1 << self.max_depth) - 1
 
     # ------------------------------------------------------------------ search
-    def _search(self, bits, path, depth, budget, ub, deadline):
+    def _search(self, bits, path, depth, budget, ub, deadline, progress=None):
+        """Run the kernel on one branch; ``progress`` (the root's solve only) reports it."""
         path_buf = np.zeros(self.max_depth + 1, np.int64)
         path_buf[: len(path)] = path
-        out = search(self.F, self.class_bits, self.labels, self.weights, self.unit,
-                     self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
-                     self.flags, bits, path_buf, len(path), depth, budget, ub, deadline,
-                     *self.cache.arrays(), self.cache.state, self.stats, *self._ws,
-                     *self._archive)
+        stopped = self.progress is not None and self.progress.interrupted
+        board = new_board(-INF if stopped else deadline)
+        args = (self.F, self.class_bits, self.labels, self.weights, self.unit,
+                self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
+                self.flags, bits, path_buf, len(path), depth, budget, ub, board,
+                *self.cache.arrays(), self.cache.state, self.stats, *self._ws, *self._archive)
+        if progress is None:
+            out = search(*args)
+        else:
+            out = progress.run(search, board, *args, scale=self.scale, track=self.track_best)
         self.cache.update(out[7:12])
         return out[:7]
 
     def solve(self, max_nodes: int | None = None, *, upper_bound: float = INF,
-              time_limit: float | None = None) -> DPSolution | None:
+              time_limit: float | None = None,
+              progress: Progress | None = None) -> DPSolution | None:
         """Optimal tree with at most ``max_nodes`` branching nodes (default: full depth).
 
         ``upper_bound``: only trees strictly cheaper are sought; returns None when none exists.
-        With ``time_limit`` (seconds) the best tree found in time is returned, not optimal.
+        With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found so
+        far is returned, not optimal.
         """
+        self.progress = progress
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
         deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
         outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth, budget,
-                                                      ub, deadline)
+                                                      ub, deadline, progress)
         if cost == INF:
             if outcome == DONE:
                 return None
