@@ -55,6 +55,15 @@ def test_fit_bundled_data(capsys):
     assert "bundled anneal" in err
 
 
+def test_fit_shows_progress_unless_quiet(capsys):
+    assert main(["fit", str(DATA / "good.csv"), "--max-depth", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "Ctrl-C stops the search" in err and "[exactree] optimal: OptimalTreeClassifier:" in err
+    assert main(["fit", str(DATA / "good.csv"), "--max-depth", "2", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "status: optimal" in out
+
+
 def test_fit_csv_then_predict(csv_file, tmp_path, capsys):
     out_json = tmp_path / "tree.json"
     assert main(["fit", str(csv_file), "--target", "label", "--max-depth", "2",

@@ -239,7 +239,8 @@ def _fit(args: argparse.Namespace) -> int:
     model = OptimalTreeClassifier(max_depth=args.max_depth, max_nodes=args.max_nodes,
                                   min_samples_leaf=args.min_samples_leaf,
                                   cost_complexity=args.cost_complexity,
-                                  time_limit=args.time_limit, max_thresholds=args.max_thresholds)
+                                  time_limit=args.time_limit, max_thresholds=args.max_thresholds,
+                                  verbose=0 if args.quiet else 1)
     try:
         model._validate_params()  # bad options fail before any reading
     except ValueError as e:
@@ -256,8 +257,10 @@ def _fit(args: argparse.Namespace) -> int:
         X = _features(frame.drop(columns=[target]), args.data)
         if X.shape[1] == 0:
             raise CLIError(f"{args.data} has no feature columns besides the target {target!r}")
-    print(f"exactree: fitting depth {args.max_depth} on {X.shape[0]} rows x {X.shape[1]} "
-          "columns ...", file=sys.stderr)
+    if not args.quiet:
+        print(f"exactree: fitting depth {args.max_depth} on {X.shape[0]} rows x {X.shape[1]} "
+              "columns (Ctrl-C stops the search and keeps the best tree so far) ...",
+              file=sys.stderr)
     start = time.perf_counter()
     try:
         model.fit(X, y)
@@ -265,7 +268,8 @@ def _fit(args: argparse.Namespace) -> int:
         raise CLIError(_one_line(str(e))) from None
     if args.data is None:
         model.tree_.feature_names = tuple(names)
-    print(f"exactree: done in {time.perf_counter() - start:.2f} s", file=sys.stderr)
+    if not args.quiet:
+        print(f"exactree: done in {time.perf_counter() - start:.2f} s", file=sys.stderr)
     from .tree import export_text
 
     print(export_text(model.tree_), end="")
@@ -402,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "then says optimal_on_binarized")
     fit.add_argument("--time-limit", type=float, default=None, help="seconds")
     fit.add_argument("--out", help="write the fitted tree as JSON (checked before fitting)")
+    fit.add_argument("--quiet", action="store_true",
+                     help="no progress on stderr (by default a fit over a second shows a line "
+                          "about once a second)")
     fit.set_defaults(run=_fit)
     pred = sub.add_parser("predict", help="predict labels with a saved tree")
     pred.add_argument("tree", help="tree JSON written by 'exactree fit --out'")

@@ -1,23 +1,29 @@
 """Live progress of long fits, and Ctrl-C that stops a search instead of losing it.
 
 A search kernel shares one small float array with Python, its *board*: the kernel writes what it
-knows (nodes explored, the best objective found, the proven lower bound) as it goes, with plain
-stores in its main loop, and reads ``board[DEADLINE]`` wherever it already looks at the clock.
-So there is no Python callback per node: :meth:`Progress.run` runs the kernel in a worker thread
-(the kernels release the GIL) while the calling thread prints a line about once a second and
-turns Ctrl-C into a stop request (a deadline in the past). The kernel then returns its best tree
-as on a time limit, and the fit reports status ``"interrupted"``.
+knows (nodes explored, the best objective found, the proven lower bound) with plain stores in its
+main loop, and reads ``board[DEADLINE]`` wherever it already looks at the clock. So there is no
+Python callback per node, and the kernel runs in the calling thread at full speed.
+
+The kernels release the GIL, so one background *watcher* thread can act while a kernel runs: it
+prints a line about once a second (verbose fits), and when Ctrl-C arrives it sets the running
+board's deadline to the past. It learns of Ctrl-C through Python's signal wake-up file
+descriptor (written by the C-level signal handler even while the main thread is inside a
+kernel), and during a kernel call the Python-level SIGINT handler only records the interrupt
+instead of raising. The kernel then returns its best tree as on a time limit, and the fit
+reports status ``"interrupted"``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import os
+import select
 import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from typing import Any, Callable, TextIO
 
@@ -27,19 +33,7 @@ import numpy as np
 DEADLINE, NODES, BEST, LOWER = range(4)
 BOARD_SIZE = 4
 INTERVAL = 1.0  # seconds between two progress lines
-QUIET_START = 1.0  # a fit shows live lines only once it has run this long
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _worker() -> ThreadPoolExecutor:
-    """One long-lived worker thread for kernels (starting a thread per fit costs more)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="exactree-search")
-        return _pool
+QUIET_START = 1.0  # at verbose=1 a fit shows live lines only once it has run this long
 
 
 def new_board(deadline: float = math.inf) -> np.ndarray:
@@ -48,6 +42,52 @@ def new_board(deadline: float = math.inf) -> np.ndarray:
     board[DEADLINE] = deadline
     board[BEST] = math.inf
     return board
+
+
+class _Watcher(threading.Thread):
+    """The background thread: reports the active verbose fit and turns Ctrl-C into a stop."""
+
+    def __init__(self) -> None:
+        super().__init__(name="exactree-progress", daemon=True)
+        self.signals_r, self.signals_w = os.pipe()  # bytes written by the C signal handler
+        self.wake_r, self.wake_w = os.pipe()  # a fit started or ended
+        os.set_blocking(self.signals_w, False)
+        self.active: tuple[Progress, np.ndarray, float, bool] | None = None
+
+    def run(self) -> None:
+        while True:
+            active = self.active
+            timeout = INTERVAL if active is not None and active[0].verbose else None
+            ready, _, _ = select.select([self.signals_r, self.wake_r], [], [], timeout)
+            if self.wake_r in ready:
+                os.read(self.wake_r, 512)
+            interrupt = self.signals_r in ready and signal.SIGINT in os.read(self.signals_r, 512)
+            active = self.active
+            if active is None:
+                continue
+            progress, board, scale, track = active
+            if interrupt:
+                progress.interrupted = True
+                board[DEADLINE] = -math.inf  # the kernel stops at its next look at the clock
+            elif not ready and progress.verbose:  # a second has passed
+                progress._read(board, scale, track)
+                progress._report()
+
+    def wake(self) -> None:
+        os.write(self.wake_w, b"x")
+
+
+_watcher: _Watcher | None = None
+_watcher_lock = threading.Lock()
+
+
+def _get_watcher() -> _Watcher:
+    global _watcher
+    with _watcher_lock:
+        if _watcher is None:
+            _watcher = _Watcher()
+            _watcher.start()
+        return _watcher
 
 
 class Progress:
@@ -73,35 +113,32 @@ class Progress:
     # ------------------------------------------------------------------ running kernels
     def run(self, kernel: Callable[..., Any], board: np.ndarray, *args: Any,
             scale: float = 1.0, track: bool = True) -> Any:
-        """``kernel(*args)`` (which reads and writes ``board``) in the worker thread, reporting
-        every :data:`INTERVAL` seconds; Ctrl-C sets the board's deadline to the past and waits
-        for the kernel's answer. After an interrupt every later call returns at once too.
+        """``kernel(*args)``, which reads and writes ``board``: reported about once a second at
+        ``verbose`` >= 1, stopped by Ctrl-C (then every later call returns at once too).
         ``scale`` turns the board's costs into the fit's units; ``track=False`` reads only the
         node count (the caller reports its own objective with :meth:`update`)."""
         if self.interrupted:
             board[DEADLINE] = -math.inf
         self._nodes_before = self._nodes_done
-        future = _worker().submit(kernel, *args)
-        while True:
-            try:
-                try:
-                    result = future.result(timeout=INTERVAL if self.verbose else None)
-                    break
-                except TimeoutError:
-                    self._read(board, scale, track)
-                    self._report()
-            except KeyboardInterrupt:
-                self.interrupted = True
-                board[DEADLINE] = -math.inf  # the kernel stops at its next look at the clock
+        watcher = _get_watcher()
+        watcher.active = (self, board, scale, track)
+        if self.verbose:
+            watcher.wake()  # start its clock
+        try:
+            with self.deferred_interrupts(wakeup_fd=watcher.signals_w):
+                result = kernel(*args)
+        finally:
+            watcher.active = None
         self._read(board, scale, track)
         self._nodes_done = self.nodes
         return result
 
     @contextlib.contextmanager
-    def deferred_interrupts(self) -> Iterator[None]:
-        """For searches driven from Python: Ctrl-C inside the block sets ``interrupted`` (the
-        search checks it between kernel calls) instead of raising where the state may be half
-        updated. Outside the main thread, where no handler can be set, Ctrl-C raises as usual."""
+    def deferred_interrupts(self, wakeup_fd: int = -1) -> Iterator[None]:
+        """Inside the block Ctrl-C sets ``interrupted`` instead of raising (a search driven
+        from Python checks it between kernel calls; the watcher stops a running kernel through
+        ``wakeup_fd``). Outside the main thread, where no handler can be set, Ctrl-C is left
+        to Python."""
         def note(signum: int, frame: Any) -> None:
             self.interrupted = True
 
@@ -110,9 +147,13 @@ class Progress:
         except ValueError:  # not the main thread
             yield
             return
+        old_fd = signal.set_wakeup_fd(wakeup_fd, warn_on_full_buffer=False) if wakeup_fd >= 0 \
+            else None
         try:
             yield
         finally:
+            if old_fd is not None:
+                signal.set_wakeup_fd(old_fd)
             signal.signal(signal.SIGINT, previous)
 
     def check(self) -> None:
