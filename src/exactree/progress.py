@@ -52,26 +52,24 @@ class _Watcher(threading.Thread):
         self.signals_r, self.signals_w = os.pipe()  # bytes written by the C signal handler
         self.wake_r, self.wake_w = os.pipe()  # a fit started or ended
         os.set_blocking(self.signals_w, False)
-        self.active: tuple[Progress, np.ndarray, float, bool] | None = None
+        # The running kernel calls, by thread: (progress, board, scale, track).
+        self.active: dict[int, tuple[Progress, np.ndarray, float, bool]] = {}
 
     def run(self) -> None:
         while True:
-            active = self.active
-            timeout = INTERVAL if active is not None and active[0].verbose else None
-            ready, _, _ = select.select([self.signals_r, self.wake_r], [], [], timeout)
+            verbose = any(a[0].verbose for a in list(self.active.values()))
+            ready, _, _ = select.select([self.signals_r, self.wake_r], [], [],
+                                        INTERVAL if verbose else None)
             if self.wake_r in ready:
                 os.read(self.wake_r, 512)
             interrupt = self.signals_r in ready and signal.SIGINT in os.read(self.signals_r, 512)
-            active = self.active
-            if active is None:
-                continue
-            progress, board, scale, track = active
-            if interrupt:
-                progress.interrupted = True
-                board[DEADLINE] = -math.inf  # the kernel stops at its next look at the clock
-            elif not ready and progress.verbose:  # a second has passed
-                progress._read(board, scale, track)
-                progress._report()
+            for progress, board, scale, track in list(self.active.values()):
+                if interrupt:  # Ctrl-C stops every running search
+                    progress.interrupted = True
+                    board[DEADLINE] = -math.inf  # the kernel stops at its next clock check
+                elif not ready and progress.verbose:  # a second has passed
+                    progress._read(board, scale, track)
+                    progress._report()
 
     def wake(self) -> None:
         os.write(self.wake_w, b"x")
@@ -121,14 +119,15 @@ class Progress:
             board[DEADLINE] = -math.inf
         self._nodes_before = self._nodes_done
         watcher = _get_watcher()
-        watcher.active = (self, board, scale, track)
+        me = threading.get_ident()
+        watcher.active[me] = (self, board, scale, track)
         if self.verbose:
             watcher.wake()  # start its clock
         try:
             with self.deferred_interrupts(wakeup_fd=watcher.signals_w):
                 result = kernel(*args)
         finally:
-            watcher.active = None
+            del watcher.active[me]
         self._read(board, scale, track)
         self._nodes_done = self.nodes
         return result
