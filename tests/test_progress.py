@@ -48,6 +48,15 @@ def press_ctrl_c_once_searching(after=0.3):
 
 
 @pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler in place (a background job may start with SIGINT ignored),
+    the original back afterwards."""
+    original = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, original)
+
+
+@pytest.fixture
 def fast_lines(monkeypatch):
     monkeypatch.setattr(progress_module, "INTERVAL", 0.05)
     monkeypatch.setattr(progress_module, "QUIET_START", 0.0)
@@ -80,7 +89,7 @@ def test_verbose_two_adds_the_counters_and_zero_is_silent(capsys):
 
 
 @pytest.mark.parametrize("search", ["ordered", "binary"])
-def test_ctrl_c_returns_the_best_tree_so_far(search):
+def test_ctrl_c_returns_the_best_tree_so_far(search, python_sigint):
     X, y = hard_numeric() if search == "ordered" else hard_binary()
     press_ctrl_c_once_searching()
     start = time.perf_counter()
@@ -94,7 +103,7 @@ def test_ctrl_c_returns_the_best_tree_so_far(search):
     assert signal.set_wakeup_fd(-1) == -1  # restored too
 
 
-def test_ctrl_c_during_a_penalised_fit():
+def test_ctrl_c_during_a_penalised_fit(python_sigint):
     X, y = hard_binary(seed=3)
     press_ctrl_c_once_searching()
     model = OptimalTreeClassifier(max_depth=5, cost_complexity=1e-4).fit(X, y)
@@ -102,7 +111,7 @@ def test_ctrl_c_during_a_penalised_fit():
     assert model.lower_bound_ <= model.objective_
 
 
-def test_ctrl_c_stops_a_sparse_tree_search():
+def test_ctrl_c_stops_a_sparse_tree_search(python_sigint):
     X, y = hard_binary(n=400, d=30, seed=2)
     press_ctrl_c_once_searching()
     model = SparseTreeClassifier(penalty=0.0005).fit(X, y)
@@ -111,7 +120,7 @@ def test_ctrl_c_stops_a_sparse_tree_search():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_an_interrupt_outside_a_fit_still_raises():
+def test_an_interrupt_outside_a_fit_still_raises(python_sigint):
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
