@@ -124,3 +124,15 @@ def test_an_interrupt_outside_a_fit_still_raises(python_sigint):
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+def test_a_program_that_ignores_or_handles_sigint_keeps_its_handler():
+    calls = []
+    for handler in (signal.SIG_IGN, lambda signum, frame: calls.append(signum)):
+        original = signal.signal(signal.SIGINT, handler)
+        try:
+            X, y = hard_numeric(n=100, d=3)
+            OptimalTreeClassifier(max_depth=2).fit(X, y)
+            assert signal.getsignal(signal.SIGINT) is handler
+        finally:
+            signal.signal(signal.SIGINT, original)

@@ -136,16 +136,17 @@ class Progress:
     def deferred_interrupts(self, wakeup_fd: int = -1) -> Iterator[None]:
         """Inside the block Ctrl-C sets ``interrupted`` instead of raising (a search driven
         from Python checks it between kernel calls; the watcher stops a running kernel through
-        ``wakeup_fd``). Outside the main thread, where no handler can be set, Ctrl-C is left
-        to Python."""
+        ``wakeup_fd``). Ctrl-C is left alone outside the main thread (where no handler can be
+        set) and where the program set SIGINT's handler itself or ignores SIGINT (e.g. a
+        background job)."""
         def note(signum: int, frame: Any) -> None:
             self.interrupted = True
 
-        try:
-            previous = signal.signal(signal.SIGINT, note)
-        except ValueError:  # not the main thread
+        if (threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
             yield
             return
+        previous = signal.signal(signal.SIGINT, note)
         old_fd = signal.set_wakeup_fd(wakeup_fd, warn_on_full_buffer=False) if wakeup_fd >= 0 \
             else None
         try:
