@@ -68,7 +68,13 @@ def test_paper_datasets_against_exhaustive_dp(name, penalty, categorical_data):
     clf.fit(X, y)
     assert clf.status_ == "optimal"
     assert clf.objective_ == pytest.approx(all_branches_cost(X, y, penalty), abs=1e-12)
-    assert clf.stats_["memo_hits"] > 0  # branches reached by several split orders are shared
+    # branches reached by several split orders are shared (the look-ahead may solve them all
+    # before any is stored, so check without it)
+    card = X.max(0) + 1
+    plain = solve(X, card, np.unique(y, return_inverse=True)[1], np.ones(len(y)),
+                  len(np.unique(y)), penalty, lookahead=False)
+    assert plain.stats["memo_hits"] > 0
+    assert plain.objective == pytest.approx(clf.objective_, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -235,3 +241,63 @@ def test_row_groups_are_exact(q, C):
     got = _row_groups(Z, np.full(q, C))
     ref = np.unique(Z, axis=0, return_inverse=True)[1].ravel()
     assert len(set(zip(got.tolist(), ref.tolist()))) == len(set(ref.tolist())) == len(set(got.tolist()))
+
+
+def random_binary(seed: int):
+    """Binary features (some duplicated rows), 2-4 classes, weighted on even seeds."""
+    rng = np.random.default_rng(seed)
+    q = int(rng.integers(4, 7))
+    n = int(rng.integers(20, 60))
+    Z = rng.integers(0, 2, size=(n, q))
+    Z[: n // 5] = Z[n // 5 : 2 * (n // 5)]  # identical feature vectors: equivalent points
+    K = int(rng.integers(2, 5))
+    y = np.where(rng.random(n) < 0.6, (Z[:, 0] * 2 + Z[:, 1] + Z[:, 2]) % K, rng.integers(0, K, n))
+    w = rng.integers(1, 5, n) * 0.25 if seed % 2 == 0 else np.ones(n)
+    return Z, np.full(q, 2), y, w, K
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("lookahead", [0, 1, 2, 3, 99])
+def test_lookahead_keeps_the_optimum(seed, lookahead):
+    """Look-ahead bounds off (0), when children are stored (1), and also at expansions up to
+    some depth (2, 3, 99): the optimum equals brute force on weighted, multi-class, categorical
+    and binary data, with and without a depth limit, and the tree realises it."""
+    Z, card, y, w, K = random_categorical(200 + seed) if seed < 6 else random_binary(seed)
+    for penalty in (0.0, 0.01, 0.03, 0.1):
+        for max_depth in (None, 2, 3):
+            res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, lookahead=lookahead)
+            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+            assert res.status == "optimal"
+            assert res.objective == pytest.approx(expected, abs=1e-12)
+            err = w[res.tree.predict(Z) != y].sum() / w.sum()
+            assert err + penalty * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
+            if max_depth is not None:
+                assert res.tree.max_depth <= max_depth
+            if lookahead == 0:
+                assert res.stats["lookaheads"] == 0
+
+
+def test_lookahead_solves_branches_without_storing_them(categorical_data):
+    X, y = categorical_data("lymph")
+    y = np.unique(y, return_inverse=True)[1]
+    card = X.max(0) + 1
+    off = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=0)
+    on = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=99)
+    assert on.objective == pytest.approx(off.objective, abs=1e-12)
+    assert on.stats["solved_by_lookahead"] > 0
+    assert on.stats["branches"] < off.stats["branches"] / 2
+    assert on.stats["iterations"] < off.stats["iterations"] / 2
+
+
+def test_anytime_tree_realises_its_objective_with_unexpanded_branches(binary_data):
+    """Stopped early, the tree rebuilds the best depth-1 subtree of branches that were stored
+    but never expanded; its cost is the reported objective and the bound stays below it."""
+    X, y = binary_data("hepatitis")
+    X = X.astype(int)
+    y = np.unique(y, return_inverse=True)[1]
+    for cap in (300, 3000):
+        res = solve(X, np.full(X.shape[1], 2), y, np.ones(len(y)), 2, 0.01, max_branches=cap)
+        assert res.status == "node_limit"
+        err = (res.tree.predict(X) != y).mean()
+        assert err + 0.01 * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
+        assert res.lower_bound < res.objective

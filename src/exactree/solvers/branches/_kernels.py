@@ -57,8 +57,9 @@ Q, RET = 0, 1
 # flags
 COMPLETE, EXPANDED = 1, 2
 # ctr entries
-C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP = range(10)
-N_COUNTERS = 10
+(C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
+ C_LOOKAHEADS, C_SOLVED) = range(12)
+N_COUNTERS = 12
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -127,22 +128,193 @@ def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
 
 
 @njit(cache=True)
-def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighted, w0, lam_w,
-                 nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt):
-    """Store (or find in the memo) every child branch of action ``a`` of ``l``."""
+def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y, w,
+               weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, ci, lb_out, ub_out):
+    """One-step look-ahead bounds of the children ``l & (x_f = j)`` with ``need[j]`` set.
+
+    ``S``/``nzw``/``nnz`` is the support of ``l`` (``dep`` literals), ``cc[j]`` the class weights
+    and EQ of child ``j`` (``w0``: the common row weight when not ``weighted``). For every further split ``f2`` of the child, its grandchildren are
+    bounded by their leaf cost when a leaf is optimal there (pure enough, or at the depth limit)
+    and by ``lam_w + EQ`` otherwise; ``lb_out[j]`` is the least of the child's leaf and those split
+    bounds, a lower bound on the child's optimal subtree. ``ub_out[j]`` is the cost of the best
+    subtree of depth <= 1 (the leaf unless a split beats it by more than ``tol``), an achievable
+    cost. ``lb_out[j] >= ub_out[j] - tol`` means ``ub_out[j]`` is the child's exact optimum, found
+    without storing anything. The child itself must be allowed to split (not at the depth limit).
+    """
+    q = card.shape[0]
+    K = cls_bits.shape[0]
+    gc_leaves = dep + 2 >= q or (max_depth >= 0 and dep + 2 >= max_depth)
+    for j in range(card[f]):
+        if not need[j]:
+            continue
+        g = lit_off[f] + j
+        m = 0
+        for i in range(nnz):
+            s = S[i] & lit_bits[g, nzw[i]]
+            if s != 0:
+                Sj[m] = s
+                jw[m] = nzw[i]
+                m += 1
+        # P[g2] = class weights (then EQ) of the grandchild  child & g2, for every unused g2
+        if weighted:
+            for f2 in range(q):
+                if used[f2] or f2 == f:
+                    continue
+                for g2 in range(lit_off[f2], lit_off[f2 + 1]):
+                    for k in range(K + 1):
+                        P[g2, k] = 0.0
+            for i in range(m):
+                word = Sj[i]
+                mis = mis_bits[jw[i]]
+                while word != 0:
+                    low = word & (~word + np.uint64(1))
+                    r = jw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
+                    word ^= low
+                    yr, wr = y[r], w[r]
+                    minority = (mis & low) != 0
+                    for f2 in range(q):
+                        if used[f2] or f2 == f:
+                            continue
+                        g2 = lit_off[f2] + Z[r, f2]
+                        P[g2, yr] += wr
+                        if minority:
+                            P[g2, K] += wr
+        else:
+            for i in range(m):
+                for k in range(K - 1):
+                    SjK[k, i] = Sj[i] & cls_bits[k, jw[i]]
+                SjK[K - 1, i] = Sj[i] & mis_bits[jw[i]]
+            for f2 in range(q):
+                if used[f2] or f2 == f:
+                    continue
+                # ci[0..K]: what is left for code 0 of f2 (classes, then EQ)
+                for k in range(K):
+                    ci[k] = np.int64(np.round(cc[j, k] / w0))
+                ci[K] = np.int64(np.round(cc[j, K] / w0))
+                for g2 in range(lit_off[f2] + 1, lit_off[f2 + 1]):
+                    tot = 0
+                    acc = 0
+                    for k in range(K):
+                        ci[K + 1 + k] = 0
+                    for i in range(m):
+                        lw = lit_bits[g2, jw[i]]
+                        tot += np.int64(popcount(Sj[i] & lw))
+                        for k in range(K):
+                            ci[K + 1 + k] += np.int64(popcount(SjK[k, i] & lw))
+                    for k in range(K - 1):
+                        P[g2, k] = ci[K + 1 + k] * w0
+                        ci[k] -= ci[K + 1 + k]
+                        acc += ci[K + 1 + k]
+                    P[g2, K - 1] = (tot - acc) * w0
+                    ci[K - 1] -= tot - acc
+                    P[g2, K] = ci[2 * K] * w0
+                    ci[K] -= ci[2 * K]
+                for k in range(K + 1):
+                    P[lit_off[f2], k] = ci[k] * w0
+        tot = 0.0
+        mx = 0.0
+        for k in range(K):
+            tot += cc[j, k]
+            mx = max(mx, cc[j, k])
+        lc = tot - mx
+        best_lb = lc
+        best_ub = np.inf
+        for f2 in range(q):
+            if used[f2] or f2 == f:
+                continue
+            nonempty = 0
+            lbs = lam_w
+            ubs = lam_w
+            for g2 in range(lit_off[f2], lit_off[f2 + 1]):
+                t2 = 0.0
+                m2 = 0.0
+                for k in range(K):
+                    t2 += P[g2, k]
+                    m2 = max(m2, P[g2, k])
+                if t2 <= 0.0:
+                    continue
+                nonempty += 1
+                lcc = t2 - m2
+                ubs += lcc
+                if gc_leaves or lcc <= lam_w + P[g2, K] + tol:
+                    lbs += lcc
+                else:
+                    lbs += lam_w + P[g2, K]
+            if nonempty < 2:  # same rows one feature fewer: never strictly better
+                continue
+            best_lb = min(best_lb, lbs)
+            best_ub = min(best_ub, ubs)
+        lb_out[j] = best_lb
+        ub_out[j] = best_ub if best_ub < lc - tol else lc
+
+
+@njit(cache=True)
+def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
+                 w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
+                 ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
+                 lb_out, ub_out):
+    """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
+    start from their look-ahead bounds when ``lookahead`` is on (the same values the expansion
+    of ``l`` used), else from the purification bound ``lam_w + EQ`` and the leaf."""
     K = cls_bits.shape[0]
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
     hl = nd_h[l]
+    f = ac_i[a, FEAT]
+    base_f = lit_off[f]
+    any_new = False
+    for j in range(card[f]):
+        need[j] = False
+    # Phase 1: memo look-ups, class weights (and EQ) of the children to store.
     for t in range(ac_i[a, CS], ac_i[a, CS] + ac_i[a, NINC]):
         if ch[t] >= 0:
             continue
         g = -1 - ch[t]
-        h = hl ^ zob[g]
-        c = _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
+        c = _find(hl ^ zob[g], l, g, nd_i, lit_store, ht_key, ht_val)
         if c >= 0:
             ch[t] = c
             continue
+        j = g - base_f
+        need[j] = True
+        any_new = True
+        for k in range(K + 1):
+            cc[j, k] = 0.0
+        if weighted:
+            for i in range(nnz):
+                word = S[i] & lit_bits[g, nzw[i]]
+                mis = mis_bits[nzw[i]]
+                while word != 0:
+                    low = word & (~word + np.uint64(1))
+                    r = nzw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
+                    word ^= low
+                    cc[j, y[r]] += w[r]
+                    if mis & low:
+                        cc[j, K] += w[r]
+        else:
+            for k in range(K + 1):
+                icnt[k] = 0
+            for i in range(nnz):
+                word = S[i] & lit_bits[g, nzw[i]]
+                for k in range(K):
+                    icnt[k] += np.int64(popcount(word & cls_bits[k, nzw[i]]))
+                icnt[K] += np.int64(popcount(word & mis_bits[nzw[i]]))
+            for k in range(K + 1):
+                cc[j, k] = icnt[k] * w0
+    if any_new and lookahead > 0:
+        for u in range(card.shape[0]):
+            used[u] = False
+        for u in range(dep):
+            used[lit_feat[lit_store[ls + u]]] = True
+        _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y,
+                   w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, icnt,
+                   lb_out, ub_out)
+    # Phase 2: store them.
+    for t in range(ac_i[a, CS], ac_i[a, CS] + ac_i[a, NINC]):
+        if ch[t] >= 0:
+            continue
+        g = -1 - ch[t]
+        j = g - base_f
+        h = hl ^ zob[g]
         c = ctr[C_NODES]
         ctr[C_NODES] += 1
         # literals of the child: those of l with g inserted in order
@@ -163,45 +335,30 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
         nd_i[c, FLG] = 0
         nd_i[c, AS] = 0
         nd_i[c, NA] = 0
-        # class weights of the child
         base = N_FLOAT_FIELDS
-        eq = 0.0
-        if weighted:
-            for k in range(K):
-                nd_f[c, base + k] = 0.0
-            for i in range(nnz):
-                word = S[i] & lit_bits[g, nzw[i]]
-                mis = mis_bits[nzw[i]]
-                while word != 0:
-                    low = word & (~word + np.uint64(1))
-                    r = nzw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
-                    word ^= low
-                    nd_f[c, base + y[r]] += w[r]
-                    if mis & low:
-                        eq += w[r]
-        else:
-            for k in range(K + 1):
-                icnt[k] = 0
-            for i in range(nnz):
-                word = S[i] & lit_bits[g, nzw[i]]
-                for k in range(K):
-                    icnt[k] += np.int64(popcount(word & cls_bits[k, nzw[i]]))
-                icnt[K] += np.int64(popcount(word & mis_bits[nzw[i]]))
-            for k in range(K):
-                nd_f[c, base + k] = icnt[k] * w0
-            eq = icnt[K] * w0
         tot = 0.0
         mx = 0.0
         for k in range(K):
-            v = nd_f[c, base + k]
+            v = cc[j, k]
+            nd_f[c, base + k] = v
             tot += v
             if v > mx:
                 mx = v
+        eq = cc[j, K]
         nd_f[c, LEAF] = tot - mx
-        nd_f[c, LB] = lam_w + eq  # purification (+ equivalent points): leaf > lam_w + eq here
-        nd_f[c, UB] = tot - mx
         nd_f[c, EQ] = eq
         nd_f[c, REST] = np.inf
+        if lookahead > 0:
+            # UB is realised by the best depth-1 subtree (what the tree extraction rebuilds
+            # for a branch never expanded); a child the look-ahead solves is complete.
+            nd_f[c, LB] = max(lb_out[j], lam_w + eq)
+            nd_f[c, UB] = ub_out[j]
+            if lb_out[j] >= ub_out[j] - tol:
+                nd_f[c, LB] = ub_out[j]
+                nd_i[c, FLG] = COMPLETE
+        else:
+            nd_f[c, LB] = lam_w + eq  # purification (+ equivalent points): leaf > lam_w + eq
+            nd_f[c, UB] = tot - mx
         nd_h[c] = h
         _insert(h, c, ht_key, ht_val)
         if dep + 1 > ctr[C_MAXDEP]:
@@ -212,8 +369,9 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighte
 
 @njit(cache=True)
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
-            lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val,
-            ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep):
+            lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
+            ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
+            P, lb_out, ub_out):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -310,12 +468,16 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 nonempty += 1
         if nonempty < 2:  # every row takes one branch: same data, one feature fewer, +lam_w
             continue
+        # ret: lam_w + exact cost of the complete children; qinc/uinc: bounds of the others
         ret = lam_w
-        qv = lam_w
-        ubv = lam_w
+        qinc = 0.0
+        uinc = 0.0
         ninc = 0
+        n_need = 0
         pruned = False
         for g in range(base, top):
+            j = g - base
+            need[j] = False
             tot = 0.0
             mx = 0.0
             for k in range(K):
@@ -329,31 +491,59 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             eq = cnt[g, K]
             if children_are_leaves or lc <= lam_w + eq + tol:  # a leaf is optimal there
                 ret += lc
-                qv += lc
-                ubv += lc
             else:
                 h = hl ^ zob[g]
                 c = _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
                 if c >= 0:
                     ctr[C_HITS] += 1
                     if nd_i[c, FLG] & COMPLETE:
-                        v = nd_f[c, LB]
-                        ret += v
-                        qv += v
-                        ubv += v
+                        ret += nd_f[c, LB]
                     else:
-                        qv += nd_f[c, LB]
-                        ubv += nd_f[c, UB]
+                        qinc += nd_f[c, LB]
+                        uinc += nd_f[c, UB]
                         tmpc[tpos + ninc] = c
                         ninc += 1
                 else:
-                    qv += lam_w + eq
-                    ubv += lc
-                    tmpc[tpos + ninc] = -1 - g  # stored lazily, on first selection
-                    ninc += 1
-            if qv >= ub_best - tol:
+                    qinc += lam_w + eq  # the look-ahead below may raise it
+                    uinc += lc
+                    if lookahead > dep + 1:
+                        need[j] = True
+                        n_need += 1
+                        for k in range(K + 1):
+                            cc[j, k] = cnt[g, k]
+                    else:
+                        tmpc[tpos + ninc] = -1 - g  # stored lazily, on first selection
+                        ninc += 1
+            if ret + qinc >= ub_best - tol:
                 pruned = True
                 break
+        if not pruned and n_need > 0:
+            # Children new to the memo: bound them by their best split (and solve those whose
+            # best subtree of depth <= 1 is provably optimal) before comparing actions.
+            _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z,
+                       y, w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SK, P, icnt,
+                       lb_out, ub_out)
+            ctr[C_LOOKAHEADS] += n_need
+            qinc = 0.0
+            uinc = 0.0
+            for t in range(ninc):
+                c = tmpc[tpos + t]
+                qinc += nd_f[c, LB]
+                uinc += nd_f[c, UB]
+            for j in range(top - base):
+                if not need[j]:
+                    continue
+                if lb_out[j] >= ub_out[j] - tol:
+                    ret += ub_out[j]
+                    ctr[C_SOLVED] += 1
+                else:
+                    qinc += max(lb_out[j], lam_w + cnt[base + j, K])
+                    uinc += ub_out[j]
+                    tmpc[tpos + ninc] = -1 - (base + j)  # stored lazily, on first selection
+                    ninc += 1
+            pruned = ret + qinc >= ub_best - tol
+        qv = ret + qinc
+        ubv = ret + uinc
         if pruned:
             ctr[C_PRUNED] += 1
             continue
@@ -482,15 +672,17 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, keep, max_iter, max_nodes, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f,
-        ch, ht_key, ht_val, ctr):
+        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, nd_i, nd_f, nd_h,
+        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
 
     ``child_rule`` picks the incomplete child to descend into: 0 the one with the least
     correctly classified weight (the paper's lowest ``H``), 1 the largest bound gap
-    ``ub - lb``, 2 the largest support.
+    ``ub - lb``, 2 the largest support. ``lookahead`` (see ``_lookahead``): 0 off (plain
+    purification + equivalent-points bounds), 1 when an action's children are stored, 2 also
+    for every split evaluated by an expansion.
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -510,6 +702,14 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     cmax = 0
     for f in range(q):
         cmax = max(cmax, card[f])
+    # look-ahead buffers
+    cc = np.zeros((cmax + 1, K + 1), np.float64)
+    need = np.zeros(cmax + 1, np.bool_)
+    Sj = np.empty(n_words, np.uint64)
+    jw = np.empty(n_words, np.int64)
+    P = np.zeros((G, K + 1), np.float64)
+    lb_out = np.empty(cmax + 1, np.float64)
+    ub_out = np.empty(cmax + 1, np.float64)
     it = 0
     while it < max_iter:
         if nd_i[0, FLG] & COMPLETE:
@@ -529,9 +729,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
         while True:
             if not (nd_i[l, FLG] & EXPANDED):
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
-                        weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
-                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc,
-                        cand_i, cand_f, keep)
+                        weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
+                        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
+                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out)
                 break
             best = -1
             minq = np.inf
@@ -542,9 +742,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
             if nd_f[l, REST] < minq:  # an action not stored is now the most promising
                 ctr[C_REEXP] += 1
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
-                        weighted, w0, lam_w, tol, max_depth, nd_i, nd_f, nd_h, lit_store, ac_i,
-                        ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc,
-                        cand_i, cand_f, keep)
+                        weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
+                        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
+                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -556,9 +756,10 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         or ctr[C_LITS] + cmax * (ctr[C_MAXDEP] + 2) > lit_store.shape[0]
                         or (max_nodes > 0 and room > max_nodes)):
                     break
-                _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, zob, y, w, weighted, w0, lam_w,
+                _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
+                             card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
-                             icnt)
+                             icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -145,7 +145,7 @@ class _State:
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
-          child_rule: int = 0, keep_actions: int = 8,
+          child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -167,6 +167,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     child_rule : which incomplete child the selection descends into (see ``_kernels.run``).
     keep_actions : how many splits an expansion stores (the most promising; the others are
         summarised by their least bound and re-generated when needed). Memory, not results.
+    lookahead : bound new child branches by their best split (one-step look-ahead) and solve
+        those whose best subtree of depth <= 1 is provably optimal: 0 never, 1 when a split is
+        first selected, 2 for every split an expansion evaluates. Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -247,7 +250,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             it0 = int(st.ctr[K.C_ITERS])
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
-                         max_nodes, *st.arrays())
+                         max_nodes, int(lookahead), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -269,7 +272,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 left = 0.05 if deadline is None else min(0.05, deadline - now)
                 chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
-    tree, cost = _extract(st, zob, Z, y, w, n_classes, card, lit_off, lam_w, feature_map)
+    tree, cost = _extract(st, zob, Z, y, w, n_classes, card, lit_off, lam_w, tol, md, feature_map)
     objective = cost / total
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
@@ -284,7 +287,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     stats = {
         "iterations": int(c[K.C_ITERS]), "expansions": int(c[K.C_EXPANSIONS]),
         "branches": int(c[K.C_NODES]), "actions": int(c[K.C_ACTS]), "memo_hits": int(c[K.C_HITS]),
-        "pruned_actions": int(c[K.C_PRUNED]), "re_expansions": int(c[K.C_REEXP]), "n_solver_features": q, "n_splits": tree.n_splits,
+        "pruned_actions": int(c[K.C_PRUNED]), "re_expansions": int(c[K.C_REEXP]),
+        "lookaheads": int(c[K.C_LOOKAHEADS]), "solved_by_lookahead": int(c[K.C_SOLVED]),
+        "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
     }
@@ -292,34 +297,64 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                        upper_bound=objective, stats=stats)
 
 
+def _best_stump(rows: np.ndarray, used: set, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float,
+                tol: float) -> int:
+    """Feature of the best subtree of depth <= 1 of a branch with these rows (-1: a leaf), by the
+    kernels' rule: a split must beat the leaf by more than ``tol``, its children being leaves."""
+    q = Z.shape[1]
+    G = int(lit_off[-1])
+    idx = (Z[rows] + lit_off[:q]).ravel()  # literal of every (row, feature)
+    cell = np.stack([np.bincount(idx, weights=np.repeat(w[rows] * (y[rows] == k), q), minlength=G)
+                     for k in range(n_classes)], axis=1)  # class weights of every literal
+    tot = cell.sum(1)
+    cost = lam_w + np.add.reduceat(tot - cell.max(1), lit_off[:q])
+    nonempty = np.add.reduceat((tot > 0).astype(np.int64), lit_off[:q])
+    cost[(nonempty < 2) | np.isin(np.arange(q), list(used))] = np.inf
+    counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+    f = int(np.argmin(cost)) if q else -1
+    return f if q and cost[f] < float(counts.sum() - counts.max()) - tol else -1
+
+
 def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-             n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float,
-             fmap: FeatureMap) -> tuple[Tree, float]:
-    """Follow the incumbent action of every stored branch from the root; branches that were
-    never stored are leaves. Returns the tree and its cost (in weight units)."""
+             n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float, tol: float,
+             max_depth: int, fmap: FeatureMap) -> tuple[Tree, float]:
+    """Follow the incumbent action of every expanded branch from the root. A branch never
+    expanded (not stored, or stored with its look-ahead bounds only) gets its best subtree of
+    depth <= 1, which is what the kernels count as its incumbent. Returns the tree and its cost
+    (in weight units)."""
     n = len(y)
-    entries: list[list] = [[(), np.ones(n, bool), -1]]  # literals, rows, fallback label
+    q = Z.shape[1]
+    lit_feat = np.repeat(np.arange(q), card)
+    entries: list[list] = [[(), np.ones(n, bool), -1, False]]  # literals, rows, fallback, leaf only
     info: list[tuple] = [None]
     i = 0
     cost = 0.0
     n_splits = 0
     while i < len(entries):
-        lits, rows, fallback = entries[i]
+        lits, rows, fallback, leaf_only = entries[i]
         counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
         label = int(np.argmax(counts)) if counts.sum() > 0 else max(fallback, 0)
-        node = st.find(lits, zob) if rows.any() else -1
-        act = int(st.nd_i[node, K.UBA]) if node >= 0 else -1
-        if act < 0:
+        f, stump = -1, False
+        if rows.any() and not leaf_only and len(lits) < q and (max_depth < 0 or len(lits) < max_depth):
+            node = st.find(lits, zob)
+            if node >= 0 and st.nd_i[node, K.FLG] & K.EXPANDED:
+                act = int(st.nd_i[node, K.UBA])
+                f = int(st.ac_i[act, K.FEAT]) if act >= 0 else -1
+            else:
+                f = _best_stump(np.flatnonzero(rows), {int(lit_feat[g]) for g in lits}, Z, y, w,
+                                n_classes, card, lit_off, lam_w, tol)
+                stump = True
+        if f < 0:
             cost += float(counts.sum() - (counts[label] if counts.sum() > 0 else 0.0))
             info[i] = (counts, label, -1, [])
         else:
-            f = int(st.ac_i[act, K.FEAT])
             n_splits += 1
             kids = []
             for j in range(int(card[f])):
                 g = int(lit_off[f]) + j
                 kids.append(len(entries))
-                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label])
+                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label, stump])
                 info.append(None)
             info[i] = (counts, label, f, kids)
         i += 1
