@@ -89,7 +89,7 @@ def test_too_many_rules_is_a_clear_error():
     X = rng.normal(size=(60, 6))
     y = rng.integers(0, 2, size=60)
     with pytest.raises(ValueError, match=r"too many candidate rules: about [\d,]+ .* GiB"):
-        ObliqueTreeClassifier(n_splits=1).fit(X, y)  # 3 billion hyperplanes: memory
+        ObliqueTreeClassifier(n_splits=2).fit(X, y)  # 3 billion hyperplanes to store
     with pytest.raises(ValueError, match=r"too many candidate rules: about [\d,]+"):
         ObliqueTreeClassifier(n_splits=1, max_rules=1_000).fit(X[:, :2], y)  # the user's cap
 

@@ -4,6 +4,9 @@ switchable off gives the same optimum as the brute-force oracle and the combinat
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,10 +14,11 @@ from hypothesis import strategies as st
 
 from exactree.estimators.oblique import ObliqueTreeClassifier
 from exactree.solvers.proper import make_rules, odt, point_data
-from exactree.solvers.proper.search import estimate_work, tree_objective
+from exactree.solvers.proper.search import estimate_work, solve_proper, tree_objective
 from exactree.tree import to_json
 
-from test_proper_search import brute_force_odt, tiny_data
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the oracles next door
+from test_proper_search import brute_force_odt, tiny_data  # noqa: E402
 
 PRUNINGS = [dict(), dict(bound=False), dict(dominance=False), dict(prune=False)]
 
@@ -93,3 +97,39 @@ def test_work_estimate_grows_with_the_problem():
     big = estimate_work(60, 2, "hyperplane", 2, "all", 4)
     assert big.search_evaluations > 1e16 and big.seconds > 30 * 86400
     assert estimate_work(150, 2, "hyperplane", 2, "all", 2).seconds < 3600
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 13), d=st.integers(1, 3),
+       family=st.sampled_from(["hyperplane", "polynomial"]), grid=st.booleans(),
+       min_leaf=st.integers(1, 2), fractional=st.booleans())
+def test_streamed_one_rule_search_equals_the_rule_list(seed, n, d, family, grid, min_leaf,
+                                                      fractional):
+    """The one-rule search without a rule list (incremental pencil sweep, exact generation for
+    the subsets it cannot decide, verified winner) proves what the rule-list search proves."""
+    if family == "polynomial":
+        d = min(d, 2)
+    X, y = tiny_data(seed, n, d=d, n_classes=3, grid=grid)
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.5, 2.0, size=n) if fractional else rng.integers(1, 3, size=n) * 1.0
+    listed = solve_proper(X, y, w, 3, n_splits=1, rules=family, min_samples_leaf=min_leaf,
+                          stream=False)
+    streamed = solve_proper(X, y, w, 3, n_splits=1, rules=family, min_samples_leaf=min_leaf,
+                            stream=True)
+    assert streamed.objective == pytest.approx(listed.objective)
+    assert streamed.status == listed.status
+    assert streamed.stats.get("method") in ("stream", "regions")
+
+
+def test_streamed_search_with_n_jobs_and_collinear_points():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(17, 2))
+    X[:6] = np.linspace(-1, 1, 6)[:, None] * [1.0, 0.5]  # six collinear points: exact path
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.4).astype(int)
+    one = solve_proper(X, y, np.ones(17), 2, n_splits=1, rules="polynomial", stream=True)
+    two = solve_proper(X, y, np.ones(17), 2, n_splits=1, rules="polynomial", stream=True,
+                       n_jobs=2)
+    ref = solve_proper(X, y, np.ones(17), 2, n_splits=1, rules="polynomial", stream=False)
+    assert one.objective == two.objective == ref.objective
+    assert one.stats["exact_subsets"] > 0 and one.status == ref.status == "optimal"
+    assert to_json(one.tree) == to_json(two.tree)

@@ -117,7 +117,21 @@ def _allowed(j, region, defmask):
 
 
 @njit(cache=True, nogil=True)
-def best1(region, depth, lo, hi, order, sides, defmask, class_planes, weights, use_planes,
+def _member(group, region, gptr, gmem, defmask):
+    """First rule of ``group`` (rules with identical sides) that may split ``region``, or -1.
+
+    Rules with the same sides give the same subtrees wherever they may be used, so a region
+    evaluates the split once (thinning of equivalent rules); which member is used only
+    matters for properness, i.e. for being allowed here."""
+    for t in range(gptr[group], gptr[group + 1]):
+        j = gmem[t]
+        if _allowed(j, region, defmask):
+            return j
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights, use_planes,
           count_planes, minority, has_minority, min_leaf, max_depth, use_dominance, stats,
           cw_r, cw_p, cw_n, tmp):
     """Best tree with at most one rule on ``region``, roots from ``order[lo:hi]``.
@@ -140,8 +154,8 @@ def best1(region, depth, lo, hi, order, sides, defmask, class_planes, weights, u
     for c in range(n_classes):
         total += cw_r[c]
     for p in range(lo, hi):
-        j = order[p]
-        if not _allowed(j, region, defmask):
+        j = _member(order[p], region, gptr, gmem, defmask)
+        if j < 0:
             continue
         stats[0] += 1
         for w in range(n_words):
@@ -187,7 +201,7 @@ def _leaf(region, class_planes, weights, use_planes, count_planes, min_leaf, cw)
 
 
 @njit(cache=True, nogil=True)
-def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_planes, weights,
+def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights,
               use_planes, count_planes, minority, has_minority, min_leaf, max_depth, use_bound,
               use_dominance, work_limit, stats, out):
     """Best tree with at most ``k0 >= 2`` rules on ``region0`` whose root is one of
@@ -214,6 +228,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
     blv = np.zeros(n_f)
     brv = np.zeros(n_f)
     pos = np.zeros(n_f, np.int64)
+    rj = np.zeros(n_f, np.int64)  # the rule (group member) of the current root
     phi = np.zeros(n_f, np.int64)  # end of the root range
     kl = np.zeros(n_f, np.int64)
     kl_hi = np.zeros(n_f, np.int64)
@@ -263,9 +278,10 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
                         completed = False
                         break
                     pos[f] += 1
-                    j = order[pos[f]]
-                    if not _allowed(j, reg[f], defmask):
+                    j = _member(order[pos[f]], reg[f], gptr, gmem, defmask)
+                    if j < 0:
                         continue
+                    rj[f] = j
                     stats[0] += 1
                     for w in range(n_words):
                         preg[f, w] = reg[f, w] & sides[j, w]
@@ -325,7 +341,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
             if t == 0:
                 ret = cp[f]
             elif t == 1:
-                ret, _ = best1(preg[f], dep[f] + 1, 0, order.shape[0], order, sides, defmask,
+                ret, _ = best1(preg[f], dep[f] + 1, 0, order.shape[0], order, gptr, gmem, sides, defmask,
                                class_planes, weights, use_planes, count_planes, minority,
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
@@ -368,7 +384,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
             if kr == 0:
                 ret = cn[f]
             elif kr == 1:
-                ret, _ = best1(nreg[f], dep[f] + 1, 0, order.shape[0], order, sides, defmask,
+                ret, _ = best1(nreg[f], dep[f] + 1, 0, order.shape[0], order, gptr, gmem, sides, defmask,
                                class_planes, weights, use_planes, count_planes, minority,
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
@@ -405,7 +421,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
             v = vl + vr
             if v < best[f]:
                 best[f] = v
-                bj[f] = order[pos[f]]
+                bj[f] = rj[f]
                 bkl[f] = kl[f]
                 blv[f] = vl
                 brv[f] = vr
@@ -420,7 +436,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, sides, defmask, class_pla
 
 
 @njit(cache=True, nogil=True)
-def best1_top(region, depth, lo, hi, order, sides, defmask, class_planes, weights, use_planes,
+def best1_top(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights, use_planes,
               count_planes, minority, has_minority, min_leaf, max_depth, use_dominance, stats,
               out):
     """:func:`best1` restricted to the roots ``order[lo:hi]`` with the leaf excluded (the
@@ -430,7 +446,7 @@ def best1_top(region, depth, lo, hi, order, sides, defmask, class_planes, weight
     cw_p = np.zeros(n_classes)
     cw_n = np.zeros(n_classes)
     tmp = np.zeros(region.shape[0], np.uint64)
-    v, j = best1(region, depth, lo, hi, order, sides, defmask, class_planes, weights,
+    v, j = best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights,
                  use_planes, count_planes, minority, has_minority, min_leaf, max_depth,
                  use_dominance, stats, cw_r, cw_p, cw_n, tmp)
     out[0] = v if j >= 0 else INF

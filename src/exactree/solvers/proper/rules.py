@@ -37,6 +37,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -200,21 +201,11 @@ def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
                 packed_sides=[pack_bits(np.array(sides, bool).reshape(m, n))])
 
 
-def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, family: int,
-                 ties: str, chunk: int = 2048, deadline: float | None = None) -> dict:
-    """Hyperplanes in the monomial space ``monomials(X, powers[basis_cols])`` through G points.
-
-    Stops early (``out["complete"] = False``) once ``time.perf_counter()`` passes ``deadline``.
-    """
-    n = len(X)
-    phi_all = monomials(X, powers)
-    phi = phi_all[:, basis_cols]
+def _plane_geometry(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray) -> tuple:
+    """``(phi, Z, mu, sd, abs_phi, rel_err)``: the monomials of the rule space, standardised,
+    and the rounding bound of the Tree's evaluation of a rule (see :func:`_plane_rules`)."""
+    phi = monomials(X, powers)[:, basis_cols]
     g = phi.shape[1]
-    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], packed_sides=[],
-               dropped_defining=[], dropped_sides=[], complete=True)
-    n_words = max(1, (n + 63) // 64)
-    if n < g:
-        return out
     # Rounding bound of the Tree's evaluation of a rule on one point, per unit of
     # sum_m |c_m * phi_m|: a dot product of g terms (gamma_g <= g * eps / 2) of monomials, each a
     # product of D powers (<= 3 D * eps / 2), so twice the first-order bound.
@@ -226,9 +217,31 @@ def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, fami
     sd = phi.std(axis=0)
     sd[sd == 0] = 1.0
     Z = (phi - mu) / sd
-    patterns = (np.array(list(itertools.product((-1.0, 1.0), repeat=g))) if ties == "all"
-                else -np.ones((1, g)))
-    subsets_iter = itertools.combinations(range(n), g)
+    return phi, Z, mu, sd, abs_phi, rel_err
+
+
+def _plane_rules(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray, family: int,
+                 ties: str, chunk: int = 2048, deadline: float | None = None,
+                 subsets: Any = None, patterns: np.ndarray | None = None) -> dict:
+    """Hyperplanes in the monomial space ``monomials(X, powers[basis_cols])`` through G points.
+
+    ``subsets`` (an iterable of sorted G-tuples; all G-subsets by default) and ``patterns``
+    (rows of -1/+1 sides of the defining points; all of them, or all -1 for ``ties="left"``, by
+    default) restrict the generation. Stops early (``out["complete"] = False``) once
+    ``time.perf_counter()`` passes ``deadline``.
+    """
+    n = len(X)
+    phi, Z, mu, sd, abs_phi, rel_err = _plane_geometry(X, powers, basis_cols)
+    g = phi.shape[1]
+    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], packed_sides=[],
+               dropped_defining=[], dropped_sides=[], complete=True)
+    n_words = max(1, (n + 63) // 64)
+    if n < g:
+        return out
+    if patterns is None:
+        patterns = (np.array(list(itertools.product((-1.0, 1.0), repeat=g))) if ties == "all"
+                    else -np.ones((1, g)))
+    subsets_iter = iter(itertools.combinations(range(n), g) if subsets is None else subsets)
     while True:
         if deadline is not None and time.perf_counter() >= deadline:
             out["complete"] = next(subsets_iter, None) is None

@@ -231,7 +231,9 @@ _RATE_GUESS = 2e7
 class _Problem:
     """Arrays the region kernels read, shared by every chunk (and every joblib worker)."""
 
-    order: np.ndarray
+    order: np.ndarray  # groups of rules with identical sides, most promising first
+    gptr: np.ndarray  # members of group i: gmem[gptr[i]:gptr[i + 1]], in rule order
+    gmem: np.ndarray
     sides: np.ndarray
     defmask: np.ndarray
     data: PointData
@@ -244,7 +246,7 @@ class _Problem:
 
     def args(self) -> tuple:
         d = self.data
-        return (self.order, self.sides, self.defmask, d.class_planes, d.weights, d.use_planes,
+        return (self.order, self.gptr, self.gmem, self.sides, self.defmask, d.class_planes, d.weights, d.use_planes,
                 d.count_planes, self.minority, self.has_minority, self.min_leaf, self.max_depth)
 
 
@@ -257,6 +259,46 @@ def _defining_masks(rules: RuleSet) -> np.ndarray:
     if m == 0:
         return np.zeros((0, max(1, (rules.n_points + 63) // 64)), np.uint64)
     return pack_bits(mask)
+
+
+def _rule_groups(rules: RuleSet, data: PointData, min_leaf: int,
+                 merge: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, gptr, gmem)``: the rules grouped by identical sides (each rule alone unless
+    ``merge``), groups sorted by the cost of their one-rule tree (promising roots first; ties
+    by first member), members in rule order."""
+    from ._generate import row_hashes
+
+    m = len(rules)
+    if m == 0:
+        return np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64)
+    cost = np.zeros(m)
+    bnb.split_costs(rules.sides, data.full, data.class_planes, data.weights, data.use_planes,
+                    data.count_planes, min_leaf, cost)
+    if merge:
+        sides = np.ascontiguousarray(rules.sides).view(np.int64)
+        _, group = np.unique(row_hashes(sides), return_inverse=True)
+        group = group.ravel()
+        if not _hash_groups_exact(sides, group):  # a hash collision: compare whole rows
+            _, group = np.unique(sides, axis=0, return_inverse=True)
+            group = group.ravel()
+    else:
+        group = np.arange(m)
+    n_groups = int(group.max()) + 1
+    # members in rule order; a group's position: its cheapest (= any: same sides) member's
+    # cost, ties by its first member
+    gmem = np.argsort(group, kind="stable").astype(np.int64)
+    gptr = np.zeros(n_groups + 1, np.int64)
+    np.cumsum(np.bincount(group, minlength=n_groups), out=gptr[1:])
+    first = gmem[gptr[:-1]]
+    order = np.lexsort((first, cost[first])).astype(np.int64)
+    return order, gptr, gmem
+
+
+def _hash_groups_exact(sides: np.ndarray, group: np.ndarray) -> bool:
+    """True when rows with equal hash groups really are equal (no hash collision)."""
+    rep = np.zeros(int(group.max()) + 1, np.int64)
+    rep[group[::-1]] = np.arange(len(group))[::-1]  # first row of each group
+    return bool(np.all(sides == sides[rep[group]]))
 
 
 def _solve_chunk(prob: _Problem, region: np.ndarray, k: int, depth: int, ub: float, lo: int,
@@ -331,13 +373,8 @@ def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_
     w = data.weights
     minority = np.ascontiguousarray(w.sum(axis=1) - w.max(axis=1), np.float64)
     has_minority = bool(np.any(minority > 0))
-    order = np.zeros(0, np.int64)
-    if m:
-        cost = np.zeros(m)
-        bnb.split_costs(rules.sides, full, data.class_planes, data.weights, data.use_planes,
-                        data.count_planes, min_samples_leaf, cost)
-        order = np.argsort(cost, kind="stable").astype(np.int64)  # promising roots first
-    prob = _Problem(order, rules.sides, _defining_masks(rules), data, minority, has_minority,
+    order, gptr, gmem = _rule_groups(rules, data, min_samples_leaf, dominance)
+    prob = _Problem(order, gptr, gmem, rules.sides, _defining_masks(rules), data, minority, has_minority,
                     min_samples_leaf, _depth(max_depth), bound, dominance)
     best = leaf_value(data) if counts >= min_samples_leaf else np.inf
     best_out: np.ndarray | None = None
@@ -351,15 +388,16 @@ def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_
     n_workers = _n_workers(n_jobs)
     pos = 0
     chunk = 64 if k >= 2 else 4096
-    while not skip and pos < m:
+    n_roots = len(order)
+    while not skip and pos < n_roots:
         if deadline is not None and time.perf_counter() >= deadline:
             status = TIME_LIMIT
             break
         remaining = np.inf if deadline is None else max(deadline - time.perf_counter(), 0.0)
         # a batch: one chunk serially, or one chunk per worker (all start from the incumbent)
         width = 1 if n_workers == 1 or pos == 0 else n_workers
-        bounds = [(lo, min(lo + chunk, m)) for lo in range(pos, pos + width * chunk, chunk)
-                  if lo < m]
+        bounds = [(lo, min(lo + chunk, n_roots))
+                  for lo in range(pos, pos + width * chunk, chunk) if lo < n_roots]
         t0 = time.perf_counter()
         limit = rate * remaining if np.isfinite(remaining) else np.inf
         if len(bounds) == 1:
@@ -591,7 +629,7 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                  n_splits: int, rules: str | tuple[str, ...] = "hyperplane", degree: int = 2,
                  ties: str = "all", max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int | None = None,
-                 n_jobs: int | None = None) -> SolveResult:
+                 n_jobs: int | None = None, stream: bool | None = None) -> SolveResult:
     """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
 
     ``time_limit`` covers the whole solve, rule generation included. The status is
@@ -601,14 +639,29 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     ``"optimal_on_rules"`` (optimal over the generated rules only, lower bound 0). A deadline
     gives ``"time_limit"``. Before generating anything, :func:`estimate_work` refuses what is
     out of reach; ``max_rules`` (None: no cap) additionally caps the rule count.
+
+    A one-rule tree of a hyperplane/hypersurface family (``ties="all"``) with more than
+    :data:`STREAM_RULES` candidate rules is searched without listing them (:mod:`.stream`);
+    ``stream`` forces (True) or forbids (False) that path.
     """
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     X = np.asarray(X, np.float64)
     data = point_data(X, y, sample_weight, n_classes)
+    est = None
     if data.X.ndim == 2 and len(data.X):
         est = estimate_work(len(data.X), data.X.shape[1], rules, degree, ties, n_splits,
                             n_classes)
+    one_rule = n_splits == 1 or (n_splits >= 1 and max_depth == 1)
+    if stream is None:
+        stream = est is not None and est.rules > STREAM_RULES and max_rules is None
+    if (stream and one_rule and est is not None and ties == "all" and min_samples_leaf >= 1
+            and rules in ("hyperplane", "polynomial")):
+        got = _solve_streaming(X, y, sample_weight, n_classes, data, rules, degree,
+                               min_samples_leaf, time_limit, deadline, n_jobs, start)
+        if got is not None:
+            return got
+    if est is not None:
         _check_work(est, len(data.X), data.X.shape[1], n_splits, time_limit)
     ruleset = make_rules(data.X, rules, degree=degree, ties=ties, max_rules=max_rules,
                          deadline=deadline)
@@ -630,6 +683,57 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     stats = dict(res.stats, search_objective=res.value, rules_complete=ruleset.complete,
                  rules_exhaustive=ruleset.exhaustive,
                  unrepresentable_rules=ruleset.n_unrepresentable,
+                 seconds=time.perf_counter() - start)
+    lower = value if status == OPTIMAL else 0.0
+    return SolveResult(tree=tree, objective=value, lower_bound=min(lower, value), status=status,
+                       stats=stats)
+
+
+#: Candidate rules above which a one-rule search streams the rules instead of listing them.
+STREAM_RULES = 2_000_000
+#: Seconds per point and subset of the streaming one-rule search (calibration, one core).
+_STREAM_SECONDS = 4e-9
+
+
+def _solve_streaming(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int,
+                     data: PointData, family: str, degree: int, min_leaf: int,
+                     time_limit: float | None, deadline: float | None, n_jobs: int | None,
+                     start: float) -> SolveResult | None:
+    """:func:`solve_proper` for one rule by :func:`.stream.stream_one_rule` (None: the family
+    needs more points than there are; the caller lists the rules instead)."""
+    from .rules import n_monomials
+    from .stream import stream_one_rule
+
+    n, d = data.X.shape
+    g = n_monomials(d, degree) if family == "polynomial" else d
+    seconds = math.comb(n, g) * (n + 2 ** g) * _STREAM_SECONDS
+    if time_limit is None and seconds > REFUSE_SECONDS:
+        raise ValueError(
+            f"search out of reach: {math.comb(n, g):,} point subsets define the {family} rules "
+            f"for {n} distinct points in {d} dimensions (estimated {_duration(seconds)}); set "
+            "time_limit for an anytime answer, or use fewer points or a smaller rule family")
+    sr = stream_one_rule(data.X, data.weights, data.counts, family, degree, min_leaf,
+                         deadline=deadline, n_jobs=n_jobs)
+    if sr is None:
+        return None
+    leaf = leaf_value(data) if data.counts.sum() >= min_leaf else np.inf
+    if sr.value < leaf:
+        res = ODTResult(np.zeros(1, np.int64), sr.value, OPTIMAL, {},
+                        ("node", 0, ("leaf",), ("leaf",)))
+    else:
+        res = ODTResult(np.zeros(0, np.int64), leaf, OPTIMAL, {}, ("leaf",))
+    if not np.isfinite(res.value):
+        raise ValueError(f"no tree satisfies min_samples_leaf={min_leaf} on "
+                         f"{int(data.counts.sum())} samples with positive weight")
+    tree = build_tree(sr.rules, data, res, X, y, sample_weight, n_classes,
+                      min_samples_leaf=min_leaf)
+    value = tree_objective(tree, X, y, sample_weight)
+    status = OPTIMAL if sr.proven else OPTIMAL_ON_RULES
+    if not sr.complete:
+        status = TIME_LIMIT
+    stats = dict(sr.stats, method="stream", search_objective=res.value,
+                 rules_complete=sr.complete, rules_exhaustive=True,
+                 unrepresentable_rules=sr.stats["unrepresentable_in_exact"],
                  seconds=time.perf_counter() - start)
     lower = value if status == OPTIMAL else 0.0
     return SolveResult(tree=tree, objective=value, lower_bound=min(lower, value), status=status,
