@@ -60,3 +60,44 @@ def thermometer_codes(rng: np.random.Generator, n: int, groups: int,
             cols.append(cols[-1].copy())
         spans.append((start, len(cols)))
     return np.array(cols).T.astype(float).reshape(n, len(cols)), spans
+
+
+def missing_value_splits(X: np.ndarray) -> np.ndarray:
+    """Every split of the numeric columns of ``X`` (NaN = missing) that sends the missing values
+    of its column to one side, as 0/1 columns (true = left): for each cut of the present values
+    (below all of them, between two neighbours, above all of them) and each side for the
+    missing ones. Splits with an empty side are kept; the brute force skips them."""
+    X = np.asarray(X, float)
+    tests = []
+    for x in X.T:
+        gone = np.isnan(x)
+        present = np.unique(x[~gone])
+        cuts = [-np.inf, *((a + b) / 2 for a, b in zip(present[:-1], present[1:])), np.inf]
+        for t in cuts:
+            below = ~gone & (x <= t)
+            tests += [below | gone, below]
+    return np.array(tests, bool).T.reshape(len(X), len(tests))
+
+
+def optimal_penalised(X: np.ndarray, y: np.ndarray, n_classes: int, penalty: float,
+                      depth: int | None = None, weights: np.ndarray | None = None) -> float:
+    """Least ``weighted misclassification / total weight + penalty * splits`` of any binary tree
+    over the 0/1 columns of ``X`` with at most ``depth`` levels (any depth when None)."""
+    X = np.asarray(X, bool)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    total = w.sum()
+
+    @lru_cache(maxsize=None)
+    def best(rows: frozenset, d: int) -> float:
+        idx = np.fromiter(rows, int)
+        counts = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
+        cost = (counts.sum() - counts.max()) / total
+        if d == 0 or cost <= penalty:  # a split costs more than it can save
+            return cost
+        for f in range(X.shape[1]):
+            left = frozenset(idx[X[idx, f]].tolist())
+            if 0 < len(left) < len(rows):
+                cost = min(cost, penalty + best(left, d - 1) + best(rows - left, d - 1))
+        return cost
+
+    return best(frozenset(range(len(y))), -1 if depth is None else depth)

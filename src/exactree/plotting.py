@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .tree.export import _names, rule_formula
-from .tree.tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree
+from .tree.tree import CATEGORICAL, LEAF, LINEAR, NOT_MISSING, THRESHOLD, Tree
 
 __all__ = ["plot_partition", "plot_path", "plot_tree"]
 
@@ -75,7 +75,13 @@ def _split_text(tree: Tree, node: int, features: Sequence[str], precision: int) 
     kind = tree.kind[node]
     t = f"{tree.threshold[node]:.{precision}g}"
     if kind == THRESHOLD:
-        return f"{features[tree.feature[node]]} <= {t}"
+        name = features[tree.feature[node]]
+        if not tree.missing_seen[tree.feature[node]]:
+            return f"{name} <= {t}"
+        # The column had missing values in fit: show the side they take.
+        if tree.threshold[node] == NOT_MISSING and not tree.missing_left[node]:
+            return f"{name} is not missing"
+        return f"{name} <= {t} (missing: {'left' if tree.missing_left[node] else 'right'})"
     if kind == LINEAR:
         return f"{rule_formula(tree, node, features)} <= {t}"
     return f"{features[tree.feature[node]]} = ?"
@@ -133,8 +139,9 @@ def plot_tree(estimator_or_tree: Any, ax: Any = None, *, feature_names: Sequence
               show_counts: bool = True) -> Any:
     """Draw a fitted tree with matplotlib and return the Axes.
 
-    Split nodes show their test (``feature <= threshold``, ``feature = ?`` for a multiway
-    categorical split, the formula of an oblique/polynomial rule) and the training weight
+    Split nodes show their test (``feature <= threshold``, with ``(missing: left)`` or
+    ``(missing: right)`` where the column held missing values in fit, ``feature = ?`` for a
+    multiway categorical split, the formula of an oblique/polynomial rule) and the training weight
     reaching them; the edges say ``yes``/``no`` for binary tests and the categories of each
     branch for categorical ones. Leaves show the predicted class and, with ``show_counts``,
     the weighted class totals. Boxes take the colour of their class, paler when mixed.

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from oracles import optimal_cost
+from oracles import missing_value_splits, optimal_cost
 
 from exactree import OptimalTreeClassifier
 from exactree.cli import main
@@ -30,11 +30,13 @@ FUZZ = settings(max_examples=int(os.environ.get("EXACTREE_FUZZ_EXAMPLES", 40)), 
 
 
 def oracle(columns: list[list], numeric: list[bool], y: list, depth: int) -> float:
-    """Optimal misclassification over every exact test: ``x <= midpoint`` for numeric columns,
-    ``x == category`` for the others."""
+    """Optimal misclassification over every exact test: ``x <= midpoint`` for numeric columns
+    (each side for missing values, where a column has some), ``x == category`` for the others."""
     tests = []
     for values, is_number in zip(columns, numeric):
-        if is_number:
+        if is_number and np.isnan(np.asarray(values, float)).any():
+            tests += list(missing_value_splits(np.asarray(values, float)[:, None]).T)
+        elif is_number:
             v = np.asarray(values, float)
             distinct = np.unique(v)
             tests += [v <= (a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])]
@@ -213,8 +215,8 @@ def frames(draw):
             data[name] = words
         else:  # numbers and strings in one object column: no order between them
             data[name] = pd.Series([1.0] + words[1:], dtype=object)
-        numeric.append(kind in ("float", "int", "bool"))
-        valid &= kind in ("float", "int", "bool", "category", "str")
+        numeric.append(kind in ("float", "int", "bool", "float_nan"))
+        valid &= kind in ("float", "int", "bool", "category", "str", "float_nan")
     pool = draw(st.sampled_from([["p", "q"], [0, 1, 2], [True, False], ["p", 7]]))
     y = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
     if draw(st.integers(0, 9)) == 0:

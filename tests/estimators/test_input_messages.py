@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import exactree.tree.compiled as compiled
-from exactree import OptimalTreeClassifier
+from exactree import DyadicTreeClassifier, OptimalTreeClassifier
 from exactree.tree import TreeBuilder
 from exactree.tree.tree import MAX_COMPILED_CELLS, compiled_shape, prefer_compiled
 
@@ -35,12 +35,12 @@ def balanced_tree(depth: int, n_features: int = 4, seed: int = 0):
 
 # ------------------------------------------------------------------------------ messages
 @pytest.mark.parametrize("X, message", [
-    ([[0.0, np.nan], [1.0, 1.0]], "X contains NaN in column 1 (x1) (row 0); exactree does not "
-                                  "handle missing values: impute them first"),
     ([[0.0, 1.0], [1.0, -np.inf]], "X contains infinity in column 1 (x1) (row 1)"),
-    (pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, np.nan]}), "X contains NaN in column 'b' (row 1)"),
-    (pd.DataFrame({"a": [1.0, 2.0], "c": ["x", None]}), "column 'c' contains missing values "
-                                                        "(row 1); exactree does not handle"),
+    (pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, np.inf]}), "X contains infinity in column 'b' "
+                                                          "(row 1)"),
+    (pd.DataFrame({"a": [1.0, 2.0], "c": ["x", None]}), "column 'c' is categorical and contains "
+                                                        "missing values (row 1); missing values "
+                                                        "are handled in numeric columns only"),
     (pd.DataFrame({"a": [1.0, 2.0], "d": pd.to_datetime(["2020-01-01", "2021-06-30"])}),
      "column 'd' holds dates or times"),
     (pd.DataFrame({"a": [1.0, 2.0], "d": [pd.Timestamp("2020-01-01"), "x"]}),
@@ -53,8 +53,20 @@ def test_bad_values_name_the_column_and_the_remedy(X, message):
     assert message in str(e.value)
 
 
+@pytest.mark.parametrize("X, message", [
+    ([[0.0, np.nan], [1.0, 1.0]], "X contains NaN in column 1 (x1) (row 0); DyadicTreeClassifier "
+                                  "does not handle missing values: impute them first"),
+    (pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, np.nan]}), "X contains NaN in column 'b' (row 1)"),
+])
+def test_nan_names_the_column_where_missing_values_are_refused(X, message):
+    with pytest.raises(ValueError) as e:
+        DyadicTreeClassifier().fit(X, [0, 1])
+    assert message in str(e.value)
+    assert "OptimalTreeClassifier and SparseTreeClassifier" in str(e.value)
+
+
 def test_nan_at_predict_names_the_column():
-    model = OptimalTreeClassifier(max_depth=1).fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
+    model = DyadicTreeClassifier().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
     with pytest.raises(ValueError, match=r"NaN in column 0 \(x0\) \(row 1\); .* impute"):
         model.predict([[0.0, 1.0], [np.nan, 1.0]])
 

@@ -49,7 +49,7 @@ def test_is_classifier_and_fitted_attributes():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(X=[[0, np.nan], [1, 1]], y=[0, 1]), "NaN"),
+    (dict(X=[["a", None], ["b", "c"]], y=[0, 1]), "categorical and contains missing values"),
     (dict(X=[[0, np.inf], [1, 1]], y=[0, 1]), "infinity"),
     (dict(X=[0, 1, 2], y=[0, 1, 0]), "2D array"),
     (dict(X=np.zeros((0, 2)), y=[]), "0 sample"),

@@ -265,8 +265,8 @@ def test_bad_inputs_fail_loudly():
     ct = CompiledTree(PAPER_S, PAPER_T, PAPER_B, np.eye(6))
     with pytest.raises(ValueError, match="4 columns"):
         ct.apply(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="NaN"):
-        ct.apply([[np.nan, 0, 0, 0]])
+    with pytest.raises(ValueError, match="infinity"):
+        ct.apply([[np.inf, 0, 0, 0]])
     with pytest.raises(ValueError, match="method"):
         ct.apply(np.zeros((2, 4)), method="nope")
     with pytest.raises(ValueError, match="one row per internal node"):

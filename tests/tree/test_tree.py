@@ -51,8 +51,8 @@ def test_bad_input_to_apply():
     t = mixed_tree()
     with pytest.raises(ValueError, match="2 columns"):
         t.apply(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="NaN"):
-        t.apply(np.array([[np.nan, 0]]))
+    with pytest.raises(ValueError, match="infinity"):
+        t.apply(np.array([[np.inf, 0]]))
     with pytest.raises(ValueError, match="category code"):
         t.apply(np.array([[10, 7]]))
 

@@ -17,6 +17,15 @@ Threshold candidates (``thresholds=``):
 
 ``max_thresholds=k`` keeps at most ``k`` candidates per column, chosen at weighted quantiles;
 that also gives up the guarantee, and ``exact_`` says so.
+
+Missing values (NaN) in a numeric column
+    Thresholds come from the column's non-missing values, and every threshold test comes twice:
+    ``x <= t or missing`` and ``x <= t`` (missing false); one more test, ``x is not missing``
+    (held as ``x <= DBL_MAX`` with missing false), splits the missing rows from all the others.
+    A tree optimal over these features is optimal over every tree whose splits each send the
+    missing values of their column to one side. ``missing_`` records per feature which side a
+    missing value takes (:data:`MISSING_TRUE`, :data:`MISSING_FALSE`, or :data:`NO_MISSING` for
+    columns without missing values at fit time).
 """
 
 from __future__ import annotations
@@ -25,9 +34,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..tree.tree import NOT_MISSING
 from .encoding import Column
 
 LE, EQ = 0, 1
+#: ``missing_`` values: no missing values at fit time; missing makes the test true; false.
+NO_MISSING, MISSING_TRUE, MISSING_FALSE = 0, 1, 2
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -95,8 +107,12 @@ class Binarizer:
     """Learns binary features from an encoded matrix (see :mod:`exactree.data.encoding`).
 
     After :meth:`fit`: ``column_`` (source column of each feature), ``op_`` (``LE`` or ``EQ``),
-    ``value_`` (threshold or category code), ``names_`` and ``exact_`` (whether optimality over
-    the raw values is kept).
+    ``value_`` (threshold or category code), ``missing_`` (the side missing values take, see the
+    module docstring), ``missing_columns_`` (per column: held missing values at fit time),
+    ``names_`` and ``exact_`` (whether optimality over the raw values is kept).
+
+    The features of a column with missing values come as two runs: its thresholds with
+    ``MISSING_TRUE``, then the same thresholds and :data:`NOT_MISSING` with ``MISSING_FALSE``.
     """
 
     def __init__(self, thresholds: str = "exact", max_thresholds: int | None = None) -> None:
@@ -116,50 +132,90 @@ class Binarizer:
         self.exact_ = self.thresholds == "exact"
         self.ranks: dict[int, np.ndarray] = {}
         numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
+        nan = np.zeros(len(columns), bool)
+        if numeric and len(X):
+            nan[numeric] = np.isnan(X[:, numeric]).any(axis=0)
+        self.missing_columns_ = nan
+        clean = [j for j in numeric if not nan[j]]
         every: dict[int, np.ndarray] = {}
         ranks: dict[int, np.ndarray] = {}
-        if self.exact_ and numeric:
-            mids, rank = _every_midpoint(np.ascontiguousarray(X[:, numeric].T), keep_ranks)
-            every = dict(zip(numeric, mids))
-            ranks = dict(zip(numeric, rank)) if keep_ranks else {}
-        value, op = [], []  # per column: its candidate values and its test
+        if self.exact_ and clean:
+            mids, rank = _every_midpoint(np.ascontiguousarray(X[:, clean].T), keep_ranks)
+            every = dict(zip(clean, mids))
+            ranks = dict(zip(clean, rank)) if keep_ranks else {}
+        value, op, missing = [], [], []  # per run of features: candidates, test, missing side
         for j, col in enumerate(columns):
             if col.is_categorical:
                 n_codes = 1 if len(col.categories) == 2 else len(col.categories)
                 value.append(np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64))
                 op.append(EQ)
+                missing.append(NO_MISSING)
                 continue
-            cands = every[j] if j in every else _boundary_midpoints(X[:, j], y)
+            x, v, present = X[:, j], w, None
+            if nan[j]:  # thresholds over the values that are there
+                present = ~np.isnan(x)
+                x, v = x[present], w[present]
+            if j in every:
+                cands = every[j]
+            elif self.exact_:
+                cands = _every_midpoint(x[None, :], False)[0][0] if len(x) else np.empty(0)
+            else:
+                cands = _boundary_midpoints(x, y if present is None else y[present])
             if self.max_thresholds is not None and len(cands) > self.max_thresholds:
-                cands = _quantile_subset(cands, X[:, j], w, int(self.max_thresholds))
+                cands = _quantile_subset(cands, x, v, int(self.max_thresholds))
                 self.exact_ = False
             elif j in ranks:
                 # Every midpoint: a value's rank is the number of thresholds below it.
                 self.ranks[j] = ranks[j]
-            value.append(np.asarray(cands, np.float64))
-            op.append(LE)
+            cands = np.asarray(cands, np.float64)
+            if present is None:
+                parts = [(cands, NO_MISSING)]
+            else:  # "not missing" only splits when some value is there
+                tail = [NOT_MISSING] if present.any() else []
+                parts = [(cands, MISSING_TRUE), (np.append(cands, tail), MISSING_FALSE)]
+            for cands, side in parts:
+                value.append(cands)
+                op.append(LE)
+                missing.append(side)
         sizes = [len(v) for v in value]
-        self.column_ = np.repeat(np.arange(len(columns), dtype=np.int64), sizes)
+        owner = np.repeat(np.arange(len(columns), dtype=np.int64),
+                          [2 if nan[j] else 1 for j in range(len(columns))])  # runs' columns
+        self.column_ = np.repeat(owner, sizes)
         self.op_ = np.repeat(np.array(op, np.int8), sizes)
+        self.missing_ = np.repeat(np.array(missing, np.int8), sizes)
         self.value_ = np.concatenate(value) if value else np.zeros(0)
         self._columns = list(columns)
         return self
 
     @property
     def names_(self) -> list[str]:
-        """A readable name per binary feature (``col <= t`` or ``col == category``)."""
+        """A readable name per binary feature (``col <= t``, ``col <= t or col is missing``,
+        ``col is not missing`` or ``col == category``)."""
         names = []
-        for j, o, v in zip(self.column_, self.op_, self.value_):
+        for j, o, v, m in zip(self.column_, self.op_, self.value_, self.missing_):
             col = self._columns[j]
-            names.append(f"{col.name} == {col.categories[int(v)]}" if o == EQ
-                         else f"{col.name} <= {v:.6g}")
+            if o == EQ:
+                names.append(f"{col.name} == {col.categories[int(v)]}")
+            elif m == MISSING_FALSE and v == NOT_MISSING:
+                names.append(f"{col.name} is not missing")
+            else:
+                names.append(f"{col.name} <= {v:.6g}"
+                             + (f" or {col.name} is missing" if m == MISSING_TRUE else ""))
         return names
 
     @property
     def n_features_out(self) -> int:
         return len(self.column_)
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        """Boolean matrix ``(n_samples, n_binary_features)``."""
-        cols = X[:, self.column_]
-        return np.where(self.op_ == LE, cols <= self.value_, cols == self.value_)
+    def transform(self, X: np.ndarray, features: np.ndarray | None = None) -> np.ndarray:
+        """Boolean matrix ``(n_samples, n_binary_features)`` (only the columns ``features``
+        when given). A missing value makes a threshold test true where ``missing_`` says
+        ``MISSING_TRUE``, false otherwise."""
+        sel = slice(None) if features is None else np.asarray(features, np.int64)
+        column, op, value = self.column_[sel], self.op_[sel], self.value_[sel]
+        cols = X[:, column]
+        out = np.where(op == LE, cols <= value, cols == value)
+        true_missing = self.missing_[sel] == MISSING_TRUE
+        if true_missing.any():
+            out[:, true_missing] |= np.isnan(cols[:, true_missing])
+        return out

@@ -3,6 +3,12 @@
 Numeric and boolean columns keep their values; categorical columns become integer codes
 ``0..C-1`` into a stored category list. The same encoding is replayed at predict time, and a
 category never seen in fit is an error rather than a silent guess.
+
+Missing values: in a numeric column (NaN, ``None``, ``pandas.NA``) they become NaN when the
+encoder allows them (``allow_nan``: the estimators that route missing values), and are an error
+naming the column otherwise. In a categorical column they are always an error: give them a
+category of their own first (``fillna("missing")``), which a categorical split then treats
+like any other category.
 """
 
 from __future__ import annotations
@@ -14,9 +20,16 @@ from typing import Any
 
 import numpy as np
 
-#: Advice appended to every missing-value error.
-IMPUTE = ("exactree does not handle missing values: impute them first (e.g. "
-          "sklearn.impute.SimpleImputer) or drop those rows")
+#: The estimators whose splits route missing values (NaN) natively.
+NAN_ESTIMATORS = "OptimalTreeClassifier and SparseTreeClassifier"
+#: Advice appended to every missing-value error of an estimator without them.
+IMPUTE = ("this estimator does not handle missing values: impute them first (e.g. "
+          f"sklearn.impute.SimpleImputer), drop those rows, or use {NAN_ESTIMATORS}, which "
+          "route missing values natively")
+#: Advice for a missing value in a categorical column.
+CATEGORY_NA = ("missing values are handled in numeric columns only: give them a category of "
+               "their own first (e.g. X[column].fillna('missing')), or convert a column of "
+               "numbers to a numeric dtype")
 _TIME_TYPES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)
 
 
@@ -52,7 +65,8 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
             if getattr(dtype, "kind", "") in "mM" or str(dtype).startswith(("datetime", "period")):
                 raise dates_error(str(name))
         cats = [not is_numeric_dtype(dtype) for dtype in X.dtypes]
-        arrays = [X.iloc[:, j].to_numpy(dtype=object if cat else None) for j, cat in enumerate(cats)]
+        arrays = [X.iloc[:, j].to_numpy(dtype=object) if cat else _numeric_column(X.iloc[:, j])
+                  for j, cat in enumerate(cats)]
         return arrays, [str(c) for c in X.columns], cats
     X = np.asarray(X)
     if X.ndim != 2:
@@ -70,11 +84,32 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
             arrays.append(X[:, j].astype(np.float64))
             cats.append(False)
         except (TypeError, ValueError):
-            if not all(isinstance(v, str) for v in X[:, j]):
+            present = [v for v in X[:, j].tolist() if not _is_missing(v)]
+            if all(isinstance(v, str) for v in present):
+                arrays.append(X[:, j].astype(object))
+                cats.append(True)
+            elif len(present) < X.shape[0]:  # numbers and None / pandas.NA
+                arrays.append(_with_nan(X[:, j]))
+                cats.append(False)
+            else:
                 raise  # neither numbers nor category strings
-            arrays.append(X[:, j].astype(object))
-            cats.append(True)
     return arrays, names, cats
+
+
+def _numeric_column(series: Any) -> np.ndarray:
+    """A pandas numeric column as NumPy values; ``pandas.NA`` of a nullable dtype becomes NaN."""
+    if getattr(series.dtype, "na_value", None) is not None:  # a pandas extension dtype
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return series.to_numpy()
+
+
+def _with_nan(values: np.ndarray) -> np.ndarray:
+    """An object column of numbers and missing values (``None``, ``pandas.NA``) as float64."""
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values.tolist()):
+        if not _is_missing(v):
+            out[i] = float(v)
+    return out
 
 
 def _is_missing(v: Any) -> bool:
@@ -86,11 +121,14 @@ def _is_missing(v: Any) -> bool:
         return True
 
 
-def nonfinite_error(values: np.ndarray, finite: np.ndarray, column: str) -> ValueError:
-    """The error for the first NaN or infinity in a numeric column (``finite`` its mask)."""
+def nonfinite_error(values: np.ndarray, finite: np.ndarray, column: str,
+                    estimator: str | None = None) -> ValueError:
+    """The error for the first NaN or infinity in a numeric column (``finite`` its mask);
+    ``estimator`` names the estimator that refuses NaN."""
     row = int(np.flatnonzero(~finite)[0])
     if np.isnan(values[row]):
-        return ValueError(f"X contains NaN in column {column} (row {row}); " + IMPUTE)
+        advice = IMPUTE if estimator is None else IMPUTE.replace("this estimator", estimator)
+        return ValueError(f"X contains NaN in column {column} (row {row}); " + advice)
     return ValueError(f"X contains infinity in column {column} (row {row}); replace it with a "
                       "finite value")
 
@@ -103,10 +141,17 @@ class FeatureEncoder:
     categorical : sequence of int or str, optional
         Columns to treat as categorical even though they hold numbers (e.g. ordinal codes).
         pandas ``category``/string/object columns are categorical anyway.
+    allow_nan : bool, default=False
+        Keep missing values of numeric columns as NaN (else they are an error).
+    estimator : str, optional
+        The estimator's name, for the error when ``allow_nan`` is off.
     """
 
-    def __init__(self, categorical: Sequence[int | str] | None = None) -> None:
+    def __init__(self, categorical: Sequence[int | str] | None = None, allow_nan: bool = False,
+                 estimator: str | None = None) -> None:
         self.categorical = categorical
+        self.allow_nan = allow_nan
+        self.estimator = estimator
 
     def fit_transform(self, X: Any) -> np.ndarray:
         arrays, names, cats = _columns_of(X)
@@ -127,8 +172,8 @@ class FeatureEncoder:
                 listed = values.tolist()
                 for i, v in enumerate(listed):
                     if _is_missing(v):
-                        raise ValueError(f"column {name!r} contains missing values (row {i}); "
-                                         + IMPUTE)
+                        raise ValueError(f"column {name!r} is categorical and contains missing "
+                                         f"values (row {i}); " + CATEGORY_NA)
                 if any(isinstance(v, _TIME_TYPES) for v in listed):
                     raise dates_error(name)
                 dtype_cats = getattr(X.dtypes.iloc[j], "categories", None) if _is_dataframe(X) else None
@@ -157,16 +202,20 @@ class FeatureEncoder:
                 codes = [index.get(v, -1) for v in np.asarray(values, dtype=object).tolist()]
                 out[:, j] = codes
                 if n and out[:, j].min() < 0:
-                    bad = np.asarray(values, dtype=object)[out[:, j] < 0][0]
+                    row = int(np.argmax(out[:, j] < 0))
+                    bad = np.asarray(values, dtype=object)[row]
+                    if _is_missing(bad):
+                        raise ValueError(f"column {col.name!r} is categorical and contains "
+                                         f"missing values (row {row}); " + CATEGORY_NA)
                     raise ValueError(f"column {col.name!r} holds category {bad!r} not seen in fit")
             else:
                 try:
                     out[:, j] = np.asarray(values, dtype=np.float64)
                 except (TypeError, ValueError) as e:
                     raise ValueError(f"column {col.name!r} is numeric in fit but holds non-numbers") from e
-                finite = np.isfinite(out[:, j])
+                finite = np.isfinite(out[:, j]) | (np.isnan(out[:, j]) & self.allow_nan)
                 if not np.all(finite):
-                    raise nonfinite_error(out[:, j], finite, repr(col.name))
+                    raise nonfinite_error(out[:, j], finite, repr(col.name), self.estimator)
         return out
 
     @property

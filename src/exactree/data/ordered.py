@@ -8,6 +8,11 @@ features translates back to the binary features and from there to the raw column
 
 * The thresholds of one numeric column form one ordered feature (the bucket is the number of
   thresholds below the value).
+* A numeric column with missing values gives two ordered features over its thresholds: one
+  with the missing rows ranked below every value (bucket 0: its first split is ``missing`` vs
+  the rest and every later split sends missing values left), one with them above every value
+  (its last split is the rest vs ``missing``; every split sends missing values right). Their
+  splits are the binarizer's ``x <= t or missing``, ``x <= t`` and ``x is not missing`` tests.
 * A ``column == category`` test is a two-bucket feature.
 * Binary features whose row sets are nested (a numeric column in thermometer code,
   ``x <= t1``, ``x <= t2``, ... in either orientation) are merged into one ordered feature, so
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binarize import LE, Binarizer
+from .binarize import LE, MISSING_TRUE, NO_MISSING, NOT_MISSING, Binarizer
 
 
 @dataclass
@@ -64,24 +69,35 @@ def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bo
 def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``."""
     column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
+    missing = binarizer.missing_
     n = X.shape[0]
     buckets: list[np.ndarray] = []
     feats: list[np.ndarray] = []
     flips: list[np.ndarray] = []
-    # Runs of thresholds of one numeric column; every category test on its own.
-    m = len(column)
-    new_run = np.ones(m, bool)
-    new_run[1:] = (column[1:] != column[:-1]) | (op[1:] != LE) | (op[:-1] != LE)
-    starts = np.flatnonzero(new_run)
-    for j, stop in zip(starts.tolist(), np.append(starts[1:], m).tolist()):
+    # "x is not missing" of each column with missing values: the split that parts the missing
+    # rows from all the others (first split of the missing-low feature, left = missing).
+    not_missing = {int(column[f]): f for f in np.flatnonzero((op == LE) & (value == NOT_MISSING)
+                                                             & (missing != NO_MISSING))}
+    # Runs of thresholds of one numeric column (and one missing side); every category test
+    # on its own.
+    for j, stop in _runs(column, op, missing):
         col = int(column[j])
-        if op[j] == LE:
+        if op[j] != LE:
+            buckets.append((X[:, col] != value[j]).astype(np.int32))
+        elif missing[j] == MISSING_TRUE:  # missing rows first, in bucket 0
+            x = X[:, col]
+            buckets.append(np.where(np.isnan(x), 0,
+                                    np.searchsorted(value[j:stop], x, side="left") + 1)
+                           .astype(np.int32))
+            feats.append(np.r_[not_missing[col], np.arange(j, stop)].astype(np.int64))
+            flips.append(np.r_[True, np.zeros(stop - j, np.bool_)])
+            continue
+        else:
+            # Missing rows (if any) last: NaN sorts above every threshold, NOT_MISSING included.
             rank = binarizer.ranks.get(col)
             if rank is None:
                 rank = np.searchsorted(value[j:stop], X[:, col], side="left")
             buckets.append(rank.astype(np.int32))
-        else:
-            buckets.append((X[:, col] != value[j]).astype(np.int32))
         feats.append(np.arange(j, stop, dtype=np.int64))
         flips.append(np.zeros(stop - j, np.bool_))
     buckets, feats, flips = _merge_nested(buckets, feats, flips, n)
@@ -89,22 +105,37 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
 
 
+def _same_run(column: np.ndarray, op: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """Whether binary feature ``i + 1`` continues the threshold run of feature ``i``."""
+    return ((column[1:] == column[:-1]) & (op[1:] == LE) & (op[:-1] == LE)
+            & (missing[1:] == missing[:-1]))
+
+
+def _runs(column: np.ndarray, op: np.ndarray, missing: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of every run of binary features that forms one ordered feature."""
+    m = len(column)
+    new_run = np.ones(m, bool)
+    new_run[1:] = ~_same_run(column, op, missing)
+    starts = np.flatnonzero(new_run)
+    return list(zip(starts.tolist(), np.append(starts[1:], m).tolist()))
+
+
 def mean_splits_bound(binarizer: Binarizer, X: np.ndarray) -> float:
     """An upper bound on the mean number of splits per ordered feature, without building them:
     only neighbouring single-split features whose row sets nest can merge."""
-    column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
+    column, op = binarizer.column_, binarizer.op_
+    missing = binarizer.missing_
     m = len(column)
     if m == 0:
         return 0.0
-    same_run = (column[1:] == column[:-1]) & (op[1:] == LE) & (op[:-1] == LE)
+    same_run = _same_run(column, op, missing)
     features = m - int(same_run.sum())  # numeric columns' threshold runs, each one feature
     single = np.ones(m, bool)
     single[1:] &= ~same_run
     single[:-1] &= ~same_run
     prev = None
     for j in np.flatnonzero(single).tolist():
-        col = X[:, int(column[j])]
-        inside = col <= value[j] if op[j] == LE else col == value[j]
+        inside = binarizer.transform(X, features=[j])[:, 0]
         if prev is not None and prev[0] == j - 1 and _nested(prev[1], inside):
             features -= 1  # might merge with its neighbour
         prev = (j, inside)

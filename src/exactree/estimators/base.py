@@ -30,9 +30,9 @@ from ._params import Interval, InvalidParameterError, StrOptions, validate_param
 __all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase"]
 
 
-def _check_finite_columns(X: Any) -> None:
-    """For a dense float matrix: name the column (and row) of the first NaN or infinity and say
-    what to do, before scikit-learn's generic ``Input X contains NaN.``"""
+def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None = None) -> None:
+    """For a dense float matrix: name the column (and row) of the first infinity, or NaN unless
+    ``allow_nan``, and say what to do, before scikit-learn's generic ``Input X contains NaN.``"""
     if not isinstance(X, (np.ndarray, list, tuple)):
         return
     try:
@@ -42,9 +42,11 @@ def _check_finite_columns(X: Any) -> None:
     if A.ndim != 2 or A.dtype.kind != "f":
         return
     finite = np.isfinite(A)
+    if allow_nan:
+        finite |= np.isnan(A)
     if not finite.all():
         bad = np.flatnonzero(~finite.all(axis=0))[0]
-        raise nonfinite_error(A[:, bad], finite[:, bad], f"{bad} (x{bad})")
+        raise nonfinite_error(A[:, bad], finite[:, bad], f"{bad} (x{bad})", estimator)
 
 
 class TreeClassifierBase(ClassifierMixin, BaseEstimator):
@@ -58,9 +60,14 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     A subclass with a ``class_weight`` parameter (None, ``"balanced"`` or a dict of label ->
     weight) gets it applied here: fitting with it is identical to fitting with the matching
     ``sample_weight`` (multiplied into any ``sample_weight`` given).
+
+    A subclass whose splits route missing values sets ``_allow_nan = True``: numeric columns
+    may then hold NaN (``None``/``pandas.NA`` too) in fit and predict; the others refuse NaN
+    with an error naming the column.
     """
 
     _parameter_constraints: dict = {}
+    _allow_nan = False
 
     def _validate_params(self) -> None:
         """Check the constructor parameters against ``_parameter_constraints`` (see
@@ -78,12 +85,13 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
                 raise ValueError("X has 0 features")
             checked = X
         else:
-            _check_finite_columns(X)
+            _check_finite_columns(X, self._allow_nan, type(self).__name__)
             if (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "fiu"
                     and min(X.shape) > 0):
                 checked = X  # a finite numeric matrix: nothing for check_array to do
             else:
-                checked = check_array(X, dtype=None, ensure_all_finite=True,
+                checked = check_array(X, dtype=None,
+                                      ensure_all_finite="allow-nan" if self._allow_nan else True,
                                       ensure_min_samples=1, ensure_min_features=1,
                                       input_name="X")
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and feature count
@@ -99,7 +107,8 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
                     "Encode it numerically (e.g. ordinal codes) first.")
 
     def _encoder(self) -> FeatureEncoder:
-        return FeatureEncoder(categorical=getattr(self, "categorical_features", None))
+        return FeatureEncoder(categorical=getattr(self, "categorical_features", None),
+                              allow_nan=self._allow_nan, estimator=type(self).__name__)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeClassifierBase:
         """Fit the tree to ``X`` (array or DataFrame) and labels ``y``."""
@@ -222,5 +231,6 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
+        tags.input_tags.allow_nan = self._allow_nan
         return tags
 

@@ -49,6 +49,10 @@ class DyadicTreeClassifier(TreeClassifierBase):
     ``lower_bound_ == objective_`` mean no tree of ``T_k`` has a smaller penalised error, not that
     no tree with arbitrary thresholds does.
 
+    Missing values (NaN) are an error: a dyadic cell needs every coordinate.
+    :class:`~exactree.OptimalTreeClassifier` and :class:`~exactree.SparseTreeClassifier` route
+    them natively.
+
     Parameters
     ----------
     penalty : float > 0 or None, default=None

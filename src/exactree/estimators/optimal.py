@@ -66,6 +66,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
     optimal over the raw values; categorical columns (pandas ``category``/strings, or those named
     in ``categorical_features``) give ``column == value`` tests.
 
+    Missing values (NaN, ``None``, ``pandas.NA``) in numeric columns are routed natively: every
+    split on a column that held missing values in fit sends them to the side the optimisation
+    chose, so the tree is optimal over all trees whose splits each send missing values one way
+    (``tree_.missing_left``; ``export_text`` shows the side). Missing values at predict time in
+    a column without any in fit go to the child more training weight reached. A categorical
+    column with missing values is an error: fill them with a category of their own.
+
     Parameters
     ----------
     max_depth : int, default=3
@@ -130,6 +137,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         The search that ran, "ordered" or "binary".
     """
 
+    _allow_nan = True  # numeric columns' missing values go where the optimisation says
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 0, 16, closed="both")],  # memory grows like 2**depth
         "max_nodes": [Interval(Integral, 0, None, closed="left"), None],

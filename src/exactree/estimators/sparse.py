@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from ..data import Binarizer
-from ..data.binarize import LE
+from ..data.binarize import LE, MISSING_TRUE
 from ..data.encoding import Column, _is_dataframe
 from ..solvers.branches import FeatureMap, solve
 from ..solvers.result import SolveResult
+from ..tree.tree import LEAF, THRESHOLD, Tree
 from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
@@ -24,6 +25,9 @@ class SparseTreeClassifier(TreeClassifierBase):
     ``category``/string columns, or integer-coded columns listed in ``categorical_features``)
     split natively into one child per category; other numeric columns are split by thresholds
     ``x <= t`` between consecutive distinct values, which keeps the optimum over the raw values.
+    Missing values (NaN, ``None``, ``pandas.NA``) in numeric columns are routed natively, each
+    split on such a column sending them to the side the optimisation chose, as in
+    :class:`~exactree.OptimalTreeClassifier`.
 
     Parameters
     ----------
@@ -72,6 +76,7 @@ class SparseTreeClassifier(TreeClassifierBase):
     ('optimal', 1, 0.05)
     """
 
+    _allow_nan = True  # numeric columns' missing values go where the optimisation says
     _parameter_constraints: dict = {
         "penalty": [Interval(Real, 0, 1, closed="both")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
@@ -111,20 +116,48 @@ class SparseTreeClassifier(TreeClassifierBase):
                 card.append(len(col.categories))
                 source.append(j)
                 thresholds.append(np.nan)
+        seen = np.zeros(len(columns), bool)
         if any(not c.is_categorical for c in columns):
             binarizer = Binarizer(thresholds="exact").fit(X, y, columns, sample_weight)
-            for j, t in zip(binarizer.column_[binarizer.op_ == LE], binarizer.value_[binarizer.op_ == LE]):
-                codes.append((X[:, j] > t).astype(np.int32))  # code 0 = "x <= t" = left child
+            seen = binarizer.missing_columns_
+            le = np.flatnonzero(binarizer.op_ == LE)
+            left = binarizer.transform(X, features=le)  # missing values as each test says
+            for k, f in enumerate(le.tolist()):
+                j = int(binarizer.column_[f])
+                codes.append((~left[:, k]).astype(np.int32))  # code 0 = test true = left child
                 card.append(2)
-                source.append(int(j))
-                thresholds.append(float(t))
+                # "x <= t or missing" goes to a second copy of column j (index j + n_columns)
+                # so the tree the solver builds tells it from "x <= t"; see _fold_missing.
+                source.append(j + len(columns) * (binarizer.missing_[f] == MISSING_TRUE))
+                thresholds.append(float(binarizer.value_[f]))
         n = len(y)
         Z = np.stack(codes, axis=1) if codes else np.zeros((n, 0), np.int32)
-        fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), len(columns))
-        return solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
-                     float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
-                     max_branches=self.max_branches, memory_limit=self.memory_limit,
-                     feature_map=fmap, progress=self._progress)
+        n_sources = len(columns) * (2 if seen.any() else 1)
+        fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), n_sources)
+        result = solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
+                       float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
+                       max_branches=self.max_branches, memory_limit=self.memory_limit,
+                       feature_map=fmap, progress=self._progress)
+        if seen.any():
+            result.tree = _fold_missing(result.tree, len(columns), seen)
+        return result
+
+
+def _fold_missing(tree: Tree, n_columns: int, seen: np.ndarray) -> Tree:
+    """The solver's tree over the column copies of :meth:`SparseTreeClassifier._solve` as a tree
+    over the ``n_columns`` columns: a split on copy ``j + n_columns`` is ``x_j <= t or missing``
+    (missing values left), one on ``j`` itself sends them right where column ``j`` had missing
+    values at fit time (``seen``) and to the heavier child elsewhere."""
+    split = tree.kind != LEAF
+    feature = tree.feature.copy()
+    copy = split & (feature >= n_columns)
+    feature[copy] -= n_columns
+    missing_left = tree.missing_left.copy()  # the heavier child
+    routed = (tree.kind == THRESHOLD) & np.r_[seen, seen][np.maximum(tree.feature, 0)]
+    missing_left[routed] = copy[routed]
+    return Tree(kind=tree.kind, feature=feature, threshold=tree.threshold,
+                child_ptr=tree.child_ptr, child=tree.child, value=tree.value, label=tree.label,
+                n_features=n_columns, missing_left=missing_left, missing_seen=seen, check=False)
 
 
 def _check_integer_codes(X: Any, declared: Any) -> None:

@@ -17,7 +17,7 @@ _BLOCK = 256  # rows per block: the block's columns and masks stay in L1
 
 
 @njit(cache=True, nogil=True)
-def leaf_rows_bitvector(X, Z, cols, src, thr, bits, init, out):  # pragma: no cover - jitted
+def leaf_rows_bitvector(X, Z, cols, src, thr, nanr, bits, init, out):  # pragma: no cover - jitted
     """Leaf row (index into ``B``) of every row of ``X``, by the bitvector AND of false nodes.
 
     Zhang's ``argmax(B h)`` with ``h = [z > t]`` picks the first leaf whose bit is set in every
@@ -29,7 +29,8 @@ def leaf_rows_bitvector(X, Z, cols, src, thr, bits, init, out):  # pragma: no co
     ``j`` reads ``buf[src[j]]``. Every node then updates all rows of the block with a
     branch-free AND (a row going left ANDs all ones), a loop over contiguous memory that the
     compiler vectorises. ``bits`` (n_internal, W): bit ``r % 64`` of word ``r // 64`` is
-    ``B[r, j]``; ``init`` (W) has the bits of the existing leaves.
+    ``B[r, j]``; ``init`` (W) has the bits of the existing leaves. A missing value (NaN) goes
+    right at node ``j`` where ``nanr[j]`` (a NaN compares false, so it goes left otherwise).
     """
     n = X.shape[0]
     n_int = thr.shape[0]
@@ -53,8 +54,13 @@ def leaf_rows_bitvector(X, Z, cols, src, thr, bits, init, out):  # pragma: no co
         for j in range(n_int):
             s = src[j]
             t = thr[j]
-            for i in range(cnt):
-                off[i] = full if buf[s, i] > t else _ZERO
+            if nanr[j]:
+                for i in range(cnt):
+                    z = buf[s, i]
+                    off[i] = full if (z > t or math.isnan(z)) else _ZERO
+            else:
+                for i in range(cnt):
+                    off[i] = full if buf[s, i] > t else _ZERO
             for w in range(n_words):
                 keep = bits[j, w]
                 for i in range(cnt):
@@ -70,18 +76,19 @@ def leaf_rows_bitvector(X, Z, cols, src, thr, bits, init, out):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
-def leaf_rows_walk(X, Z, feature, zcol, thr, left, right, root, out):  # pragma: no cover
+def leaf_rows_walk(X, Z, feature, zcol, thr, nanr, left, right, root, out):  # pragma: no cover
     """Leaf row of every row of ``X`` by walking from the root: ``O(depth)`` per row.
 
     The structure is the one decoded from ``B`` (``left``/``right`` per internal node: a node
     index, or ``-1 - r`` for leaf row ``r``). Deep trees are faster this way than with the
     ``O(n_internal)`` bitvector kernel. Node ``j`` reads ``X[:, feature[j]]`` when
-    ``feature[j] >= 0``, else the precomputed rule value ``Z[:, zcol[j]]``.
+    ``feature[j] >= 0``, else the precomputed rule value ``Z[:, zcol[j]]``; a missing value
+    goes right where ``nanr[j]``, left otherwise.
     """
     for i in range(X.shape[0]):
         j = root
         while j >= 0:
             f = feature[j]
             z = X[i, f] if f >= 0 else Z[i, zcol[j]]
-            j = right[j] if z > thr[j] else left[j]
+            j = right[j] if (z > thr[j] or (math.isnan(z) and nanr[j])) else left[j]
         out[i] = -1 - j

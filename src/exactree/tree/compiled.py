@@ -26,6 +26,9 @@ a binary tree (this is equivalent to the paper's four rules and makes ``B`` ↔ 
 Lemma 1). Columns may come in any order (Theorem 1 identifies trees up to a column
 permutation); :meth:`CompiledTree.to_tree` always rebuilds the tree in preorder.
 
+A missing value (NaN) goes the way ``missing_left`` (one flag per column of ``B``) says at an
+axis-parallel node, as in :meth:`Tree.apply`; one reaching a LINEAR rule is an error.
+
 Prediction computes the rule values exactly as :meth:`Tree.rule_values` does (raw column reads
 for axis-parallel nodes, the same term-by-term polynomial evaluation for LINEAR nodes), so rows
 on a threshold go the same way as in the traversal. Three evaluators give identical leaves (see
@@ -171,7 +174,8 @@ def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
             new = b.leaf(tree.value[i], tree.label[i])
         elif kind == THRESHOLD:
             new = b.threshold(tree.feature[i], tree.threshold[i], [emit(k) for k in kids],
-                              tree.value[i], tree.label[i])
+                              tree.value[i], tree.label[i],
+                              missing_left=bool(tree.missing_left[i]))
         elif kind == LINEAR:
             lo, hi = tree.rule_ptr[i], tree.rule_ptr[i + 1]
             new = b.linear(tree.rule_coef[lo:hi], tree.rule_powers[lo:hi], tree.threshold[i],
@@ -198,7 +202,7 @@ def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
 
     root = emit(0)
     bt = b.build(root, feature_names=tree.feature_names, class_names=tree.class_names,
-                 categories=tree.categories)
+                 categories=tree.categories, missing_seen=tree.missing_seen)
     # TreeBuilder numbers nodes in preorder of the builder ids: recover the map.
     order: list[int] = []
     stack = [root]
@@ -229,7 +233,10 @@ class CompiledTree:
     and the label of every internal node, by column of ``B``; default: the sum of its leaves'
     ``v`` rows and its argmax). The last two carry what an internal node predicts for
     objectives whose label is not the majority class (cost-sensitive trees), so that
-    :meth:`to_tree` gives back the compiled tree exactly.
+    :meth:`to_tree` gives back the compiled tree exactly. ``missing_left`` (by column of
+    ``B``): whether a missing value goes left at an axis-parallel node (default: to the side
+    whose leaves hold more weight in ``v``, the left on a tie); ``missing_seen`` (per feature):
+    as :attr:`Tree.missing_seen`.
     """
 
     def __init__(
@@ -252,6 +259,8 @@ class CompiledTree:
         category_codes: Any = None,
         internal_value: Any = None,
         internal_label: Any = None,
+        missing_left: Any = None,
+        missing_seen: Any = None,
     ) -> None:
         self.B = np.asarray(B)
         if self.B.ndim == 2 and np.all((self.B == 0) | (self.B == 1)):
@@ -344,6 +353,18 @@ class CompiledTree:
         if self.internal_label.shape != (n_int,) or np.any(self.internal_label < 0) or \
                 np.any(self.internal_label >= self.n_classes):
             raise ValueError("internal_label must hold one class index per internal node")
+        if missing_left is None:  # the heavier side, as Tree's default
+            ends = self._column_ends()
+            weight = np.r_[0.0, np.cumsum(self.v.sum(axis=1))]
+            missing_left = (weight[self._mid] - weight[self._lo]
+                            >= weight[ends] - weight[self._mid])
+        self.missing_left = np.asarray(missing_left, np.bool_).reshape(-1)
+        if self.missing_left.shape != (n_int,):
+            raise ValueError(f"missing_left must have one entry per internal node ({n_int})")
+        self.missing_seen = (np.zeros(self.n_features, np.bool_) if missing_seen is None
+                             else np.asarray(missing_seen, np.bool_).reshape(-1))
+        if self.missing_seen.shape != (self.n_features,):
+            raise ValueError(f"missing_seen must have one entry per feature ({self.n_features})")
         self._prepare()
 
     def _column_ends(self) -> np.ndarray:
@@ -393,6 +414,8 @@ class CompiledTree:
         self._src[self._linear] = len(self._cols) + np.arange(len(self._linear))
         self._zcol = np.zeros(n_int, np.int64)
         self._zcol[self._linear] = np.arange(len(self._linear))
+        # A missing value goes right at these nodes (LINEAR nodes never see one: an error).
+        self._nan_right = ~self.missing_left & (self.node_kind == THRESHOLD)
         n_words = max(1, (n_leaves + 63) // 64)
         rows = np.arange(n_leaves)
         word, bit = rows // 64, (rows % 64).astype(np.uint64)
@@ -428,7 +451,8 @@ class CompiledTree:
                 f"n_classes={self.n_classes})")
 
     _ARRAYS = ("S", "t", "B", "v", "labels", "powers", "node_kind", "rule_ptr", "rule_monomial",
-               "rule_coef", "leaf_node", "category_codes", "internal_value", "internal_label")
+               "rule_coef", "leaf_node", "category_codes", "internal_value", "internal_label",
+               "missing_left", "missing_seen")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompiledTree):
@@ -445,6 +469,9 @@ class CompiledTree:
                            categories=self.categories)
         for f, n_codes in self.category_codes:
             code = X[:, f]
+            if np.isnan(code).any():
+                raise ValueError(f"X has a missing value in categorical column {f}; only "
+                                 "numeric columns may hold missing values")
             bad = (code != np.floor(code)) | (code < 0) | (code >= n_codes)
             if np.any(bad):
                 raise ValueError(f"category code {code[bad][0]!r} in column {f} is not one the "
@@ -460,6 +487,12 @@ class CompiledTree:
                 powers = self.powers[self.rule_monomial[lo:hi]]
                 terms = np.prod(X[:, None, :] ** powers[None, :, :], axis=2)
                 Z[:, k] = weighted_terms(terms, self.rule_coef[lo:hi])
+        if len(self._linear) and np.isnan(Z).any():
+            k = int(np.flatnonzero(np.isnan(Z).any(axis=0))[0])
+            f = int(np.argmax(np.isnan(X).any(axis=0)))
+            raise ValueError(f"X has a missing value in column {f}, which the rule of internal "
+                             f"node {int(self._linear[k])} uses; only threshold splits route "
+                             "missing values")
         return Z
 
     def _chunk_rows(self) -> int:
@@ -501,11 +534,11 @@ class CompiledTree:
                 Xc = X[a:a + step]
                 Z = self._linear_values(Xc) if len(self._linear) else np.zeros((len(Xc), 0))
                 if method == "bitvector":
-                    leaf_rows_bitvector(Xc, Z, self._cols, self._src, self.t, self._bits,
-                                        self._init, out[a:a + step])
+                    leaf_rows_bitvector(Xc, Z, self._cols, self._src, self.t, self._nan_right,
+                                        self._bits, self._init, out[a:a + step])
                 else:
-                    leaf_rows_walk(Xc, Z, self.feature, self._zcol, self.t, self._left,
-                                   self._right, self._order[0], out[a:a + step])
+                    leaf_rows_walk(Xc, Z, self.feature, self._zcol, self.t, self._nan_right,
+                                   self._left, self._right, self._order[0], out[a:a + step])
             return out
         axis = np.flatnonzero(self.node_kind == THRESHOLD)
         step = self._chunk_rows()
@@ -517,7 +550,7 @@ class CompiledTree:
                 Z[:, self._linear] = self._linear_values(Xc)
             else:
                 Z = Xc[:, self.feature]
-            H = (Z > self.t).astype(np.float32)  # σ(Sx − t) without rounding the difference
+            H = ((Z > self.t) | (np.isnan(Z) & self._nan_right)).astype(np.float32)  # σ(Sx − t)
             out[a:a + step] = np.argmax(H @ self._Bt32, axis=1)
         return out
 
@@ -558,7 +591,9 @@ class CompiledTree:
         integer columns of axis-parallel nodes are compared as integers
         (``x > t  ⇔  x >= floor(t) + 1``), still exact. LINEAR rows are computed as a matrix
         product in the (float) input's precision and may differ from the NumPy path for inputs
-        within rounding of a threshold. Categorical code checks are not repeated here.
+        within rounding of a threshold. Categorical code checks are not repeated here. A missing
+        value (NaN) goes the way ``missing_left`` says at axis-parallel nodes; at a LINEAR node
+        it is an error where the values can be read (not inside ``jax.jit``).
         """
         xp = _Ops(X)
         if xp.ndim(X) != 2 or xp.shape(X)[1] != self.n_features:
@@ -567,8 +602,11 @@ class CompiledTree:
         X_in = X
         X = xp.floating(X)
         exact_int = xp.is_integer(X_in) and not xp.is_float64(X)
-        if not xp.all_finite(X):
-            raise ValueError("X contains NaN or infinity")
+        if xp.any_inf(X):
+            raise ValueError("X contains infinity")
+        if len(self._linear) and xp.any_nan(X):
+            raise ValueError("X has a missing value, which reaches a LINEAR rule; only threshold "
+                             "splits route missing values")
         if table is None:
             table = self.leaf_node
         n = xp.shape(X)[0]
@@ -595,7 +633,11 @@ class CompiledTree:
                                t32)
                 t = t32
             Z = xp.take_cols(X, xp.asarray(self.feature[axis], X, integer=True))
-            parts.append(xp.astype(Z > xp.asarray(t, X), X))
+            right = Z > xp.asarray(t, X)
+            if self._nan_right[axis].any():
+                right = right | (xp.isnan(Z) & xp.asarray_dtype(self._nan_right[axis].tolist(),
+                                                                None))
+            parts.append(xp.astype(right, X))
         if len(self._linear):
             P = self.powers
             extra = P.shape[0] > self.n_features
@@ -686,9 +728,12 @@ class CompiledTree:
                 powers.append(self.powers[self.rule_monomial[lo:hi]])
             rule_ptr[i + 1] = rule_ptr[i] + (len(coef[-1]) if j >= 0 and
                                              self.node_kind[j] == LINEAR else 0)
+        missing_left = np.zeros(n_nodes, np.bool_)
+        missing_left[internal] = self.missing_left[column[internal]]
         return Tree(
             kind=kind, feature=feature, threshold=threshold, child_ptr=child_ptr, child=child,
             value=value, label=label, n_features=self.n_features, rule_ptr=rule_ptr,
+            missing_left=missing_left, missing_seen=self.missing_seen,
             rule_coef=np.concatenate(coef) if coef else np.zeros(0),
             rule_powers=(np.concatenate(powers) if powers
                          else np.zeros((0, self.n_features), np.int64)),
@@ -795,7 +840,9 @@ def compile_tree(tree: Tree) -> CompiledTree:
         powers=powers, node_kind=node_kind, rule_ptr=rule_ptr, rule_monomial=rule_mono,
         rule_coef=rule_coef, leaf_node=leaf_node, feature_names=tree.feature_names,
         class_names=tree.class_names, categories=tree.categories, category_codes=codes,
-        internal_value=tree.value[internal], internal_label=tree.label[internal])
+        internal_value=tree.value[internal], internal_label=tree.label[internal],
+        missing_left=tree.missing_left[internal] & (tree.kind[internal] == THRESHOLD),
+        missing_seen=tree.missing_seen)
 
 
 # ------------------------------------------------------------------------------- dispatch
@@ -909,12 +956,22 @@ class _Ops:
             return self.xp.as_tensor(a, dtype=dtype, device=self.device)
         return self.xp.asarray(a, dtype=dtype, device=self.device)
 
-    def all_finite(self, X: Any) -> bool:
-        """False when ``X`` holds NaN or inf; True when it cannot be known (a jax tracer)."""
+    def any_inf(self, X: Any) -> bool:
+        """True when ``X`` holds an infinity; False when it cannot be known (a jax tracer)."""
         try:
-            return bool(self.xp.all(self.xp.isfinite(X)))
+            return bool(self.xp.any(self.xp.isinf(X)))
         except TypeError:  # jax's concretization errors are TypeErrors
-            return True
+            return False
+
+    def any_nan(self, X: Any) -> bool:
+        """True when ``X`` holds NaN; False when it cannot be known (a jax tracer)."""
+        try:
+            return bool(self.xp.any(self.xp.isnan(X)))
+        except TypeError:
+            return False
+
+    def isnan(self, X: Any) -> Any:
+        return self.xp.isnan(X)
 
     def asarray(self, a: np.ndarray, like: Any, integer: bool = False) -> Any:
         """``a`` on the device of ``like``: in its float dtype, or the library's default

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .tree import CATEGORICAL, LEAF, LINEAR, THRESHOLD, Tree
+from .tree import CATEGORICAL, LEAF, LINEAR, NOT_MISSING, THRESHOLD, Tree
 
 
 def _names(tree: Tree, feature_names: Sequence[str] | None, class_names: Sequence[Any] | None):
@@ -55,7 +55,14 @@ def branch_labels(tree: Tree, node: int, features: Sequence[str]) -> list[tuple[
     kind = tree.kind[node]
     if kind == THRESHOLD:
         name, t = features[tree.feature[node]], _number(tree.threshold[node])
-        return [(kids[0], f"{name} <= {t}"), (kids[1], f"{name} > {t}")]
+        if not tree.missing_seen[tree.feature[node]]:
+            return [(kids[0], f"{name} <= {t}"), (kids[1], f"{name} > {t}")]
+        # The column had missing values in fit: say which branch takes them.
+        if tree.threshold[node] == NOT_MISSING and not tree.missing_left[node]:
+            return [(kids[0], f"{name} is not missing"), (kids[1], f"{name} is missing")]
+        left = " or missing" if tree.missing_left[node] else ""
+        right = "" if tree.missing_left[node] else " or missing"
+        return [(kids[0], f"{name} <= {t}{left}"), (kids[1], f"{name} > {t}{right}")]
     if kind == LINEAR:
         formula, t = rule_formula(tree, node, features), _number(tree.threshold[node])
         return [(kids[0], f"{formula} <= {t}"), (kids[1], f"{formula} > {t}")]

@@ -10,7 +10,8 @@ Node kinds
 ``LEAF``
     No children.
 ``THRESHOLD``
-    Two children ``[left, right]``: left when ``x[feature] <= threshold``.
+    Two children ``[left, right]``: left when ``x[feature] <= threshold``. A missing value (NaN)
+    goes left where ``missing_left`` is true, else right.
 ``CATEGORICAL``
     One child slot per category code of ``feature``: row goes to ``children[code]``. Codes are the
     integers ``0..C-1`` of the encoded column (see ``categories``). Several slots may point at the
@@ -18,6 +19,15 @@ Node kinds
 ``LINEAR``
     Two children ``[left, right]``: left when ``sum_j coef_j * prod_f x[f] ** powers[j, f] <=
     threshold``. Hyperplanes have one-hot power rows; polynomial surfaces use higher powers.
+
+Missing values
+--------------
+Only THRESHOLD nodes route missing values (NaN); one reaching a CATEGORICAL or LINEAR node is
+an error. ``missing_left`` holds each THRESHOLD node's side. A tree fitted on data with missing
+values in a column has the side of every split on that column chosen by the fit
+(``missing_seen[feature]`` is true there, and the exports show the side); elsewhere a missing
+value goes to the child that more training weight reached (the left one on a tie), which is
+the default :class:`TreeBuilder` and the constructor give.
 """
 
 from __future__ import annotations
@@ -33,26 +43,30 @@ if TYPE_CHECKING:
     from .compiled import CompiledTree
 
 LEAF, THRESHOLD, CATEGORICAL, LINEAR = 0, 1, 2, 3
+#: Threshold of the split ``x is not missing`` (no finite value exceeds it; missing goes right).
+NOT_MISSING = float(np.finfo(np.float64).max)
 KIND_NAMES = ("leaf", "threshold", "categorical", "linear")
 
 
 def feature_matrix(X: Any, n_features: int, *, feature_names: Sequence[str] | None = None,
                    categories: Sequence[Sequence[Any] | None] | None = None) -> np.ndarray:
-    """``X`` as a finite float64 matrix with ``n_features`` columns, or a ValueError.
+    """``X`` as a float64 matrix with ``n_features`` columns (NaN for a missing value, never an
+    infinity), or a ValueError.
 
     A numeric array is the *encoded* matrix (a categorical column holds category codes
     ``0..C-1``). Raw input, a pandas DataFrame or an array of strings/objects, is encoded the
     way the estimator encodes it: a column with ``categories`` becomes the code of each value
-    (an unknown value is an error), the others are read as numbers; DataFrame columns are taken
-    by name when they hold every name of ``feature_names``, else by position.
+    (an unknown value is an error), the others are read as numbers (``None`` and ``pandas.NA``
+    as NaN); DataFrame columns are taken by name when they hold every name of
+    ``feature_names``, else by position.
     """
     if _is_raw(X):
         X = _encode_raw(X, n_features, feature_names, categories)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != n_features:
         raise ValueError(f"X must be 2-D with {n_features} columns, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinity")
+    if np.isinf(X).any():
+        raise ValueError("X contains infinity")
     return X
 
 
@@ -99,10 +113,37 @@ def _encode_raw(X: Any, n_features: int, feature_names: Sequence[str] | None,
             out[:, j] = codes
         else:
             try:
-                out[:, j] = values.astype(np.float64)
+                out[:, j] = _numbers(values)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"column {name!r} is numeric in the tree but holds "
                                  f"non-numbers ({e})") from None
+    return out
+
+
+def _numbers(values: np.ndarray) -> np.ndarray:
+    """An object column of numbers as float64, ``None`` and ``pandas.NA`` as NaN."""
+    try:
+        return values.astype(np.float64)
+    except (TypeError, ValueError):
+        blank = np.array([v is None or type(v).__name__ == "NAType" for v in values.tolist()], bool)
+        if not blank.any():
+            raise
+        out = np.full(len(values), np.nan)
+        out[~blank] = values[~blank].astype(np.float64)
+        return out
+
+
+def default_missing_left(kind: np.ndarray, child_ptr: np.ndarray, child: np.ndarray,
+                         value: np.ndarray) -> np.ndarray:
+    """Per node: whether a missing value goes left, for splits whose column had no missing
+    values at fit time: to the child more training weight reached (left on a tie), as
+    scikit-learn's trees do. Meaningful for THRESHOLD nodes only (false elsewhere)."""
+    out = np.zeros(len(kind), np.bool_)
+    binary = np.flatnonzero(kind == THRESHOLD)
+    if len(binary):
+        weight = value.sum(axis=1)
+        left, right = child[child_ptr[binary]], child[child_ptr[binary] + 1]
+        out[binary] = weight[left] >= weight[right]
     return out
 
 
@@ -128,7 +169,12 @@ class Tree:
     - ``rule_ptr`` (n_nodes + 1), ``rule_coef`` (n_terms) and ``rule_powers`` (n_terms x
       n_features): the polynomial of a LINEAR node;
     - ``value`` (n_nodes x n_classes): weighted training class totals reaching each node;
-    - ``label`` (int64): the class index each node predicts (used at leaves).
+    - ``label`` (int64): the class index each node predicts (used at leaves);
+    - ``missing_left`` (bool): whether a missing value goes left at a THRESHOLD node (default:
+      to the heavier child, see the module docstring).
+
+    ``missing_seen`` (bool, one per feature): the column held missing values at fit time, so
+    the sides of its splits were chosen by the fit (default: none).
     """
 
     def __init__(
@@ -148,6 +194,8 @@ class Tree:
         feature_names: Sequence[str] | None = None,
         class_names: Sequence[Any] | None = None,
         categories: Sequence[Sequence[Any] | None] | None = None,
+        missing_left: np.ndarray | None = None,
+        missing_seen: Sequence[bool] | None = None,
         check: bool = True,
     ) -> None:
         n = len(kind)
@@ -171,16 +219,22 @@ class Tree:
         self.categories = None if categories is None else tuple(
             None if c is None else tuple(c) for c in categories
         )
+        self.missing_left = None if missing_left is None else np.asarray(missing_left, np.bool_)
+        self.missing_seen = (np.zeros(self.n_features, np.bool_) if missing_seen is None
+                             else np.asarray(missing_seen, dtype=np.bool_).reshape(-1))
         if check:  # off only for trees built from a solver's output, valid by construction
             self._check()
+        if self.missing_left is None:  # after the check: it reads the children
+            self.missing_left = default_missing_left(self.kind, self.child_ptr, self.child,
+                                                     self.value)
 
     # ------------------------------------------------------------------ structure
     def _check(self) -> None:
         n = len(self.kind)
         if n == 0:
             raise ValueError("a tree needs at least one node")
-        for name in ("feature", "threshold", "label"):
-            if getattr(self, name).shape != (n,):
+        for name in ("feature", "threshold", "label", "missing_left"):
+            if getattr(self, name) is not None and getattr(self, name).shape != (n,):
                 raise ValueError(f"Tree.{name} must have shape ({n},)")
         if self.value.ndim != 2 or self.value.shape[0] != n:
             raise ValueError(f"Tree.value must have shape ({n}, n_classes)")
@@ -206,6 +260,8 @@ class Tree:
             raise ValueError("a split node tests a feature index out of range")
         if np.any((self.label < 0) | (self.label >= self.value.shape[1])):
             raise ValueError("Tree.label holds a class index out of range")
+        if self.missing_seen.shape != (self.n_features,):
+            raise ValueError(f"Tree.missing_seen needs {self.n_features} entries")
         for name, size in (("feature_names", self.n_features), ("categories", self.n_features),
                            ("class_names", self.value.shape[1])):
             names = getattr(self, name)
@@ -278,10 +334,16 @@ class Tree:
             slot = np.zeros(len(active), np.int64)
             kind = self.kind[at]
             thr = kind == THRESHOLD
-            slot[thr] = X[active[thr], self.feature[at[thr]]] > self.threshold[at[thr]]
+            x = X[active[thr], self.feature[at[thr]]]
+            slot[thr] = (x > self.threshold[at[thr]]) | (np.isnan(x) & ~self.missing_left[at[thr]])
             cat = np.flatnonzero(kind == CATEGORICAL)
             if len(cat):
                 code = X[active[cat], self.feature[at[cat]]]
+                if np.isnan(code).any():
+                    f = int(self.feature[at[cat]][np.isnan(code)][0])
+                    raise ValueError(f"X has a missing value in categorical column "
+                                     f"{self._feature_name(f)}; only numeric columns may hold "
+                                     "missing values")
                 n_slots = self.child_ptr[at[cat] + 1] - self.child_ptr[at[cat]]
                 bad = (code != np.floor(code)) | (code < 0) | (code >= n_slots)
                 if np.any(bad):
@@ -293,10 +355,16 @@ class Tree:
             for i in np.unique(at[kind == LINEAR]):
                 rows = kind == LINEAR
                 rows &= at == i
-                slot[rows] = self.rule_values(i, X[active[rows]]) > self.threshold[i]
+                z = self.rule_values(i, X[active[rows]])
+                if np.isnan(z).any():
+                    raise_nan_rule(self, i, X[active[rows]])
+                slot[rows] = z > self.threshold[i]
             node[active] = self.child[self.child_ptr[at] + slot]
             active = active[self.kind[node[active]] != LEAF]
         return node
+
+    def _feature_name(self, f: int) -> str:
+        return f"{f} ({self.feature_names[f]!r})" if self.feature_names is not None else str(f)
 
     def predict(self, X: Any) -> np.ndarray:
         """Class index predicted for every row."""
@@ -361,6 +429,8 @@ class Tree:
         for name in self._ARRAYS:
             d[name] = getattr(self, name).tolist()
         d["threshold"] = [None if np.isnan(t) else t for t in self.threshold.tolist()]
+        d["missing_left"] = self.missing_left.tolist()
+        d["missing_seen"] = self.missing_seen.tolist()
         d["feature_names"] = None if self.feature_names is None else list(self.feature_names)
         d["class_names"] = None if self.class_names is None else [_plain(c) for c in self.class_names]
         d["categories"] = None if self.categories is None else [
@@ -390,8 +460,16 @@ class Tree:
                     raise ValueError(f"{name} must be a list or null")
             if any(not isinstance(c, (list, type(None))) for c in d.get("categories") or ()):
                 raise ValueError("categories must hold a list (or null) per feature")
+            missing = {}  # optional: absent from trees written before missing values
+            for name in ("missing_left", "missing_seen"):
+                if d.get(name) is not None:
+                    if not isinstance(d[name], list) or \
+                            any(not isinstance(v, bool) for v in d[name]):
+                        raise ValueError(f"{name} must be a list of booleans")
+                    missing[name] = np.array(d[name], np.bool_)
             return cls(**arrays, n_features=n_features, feature_names=d.get("feature_names"),
-                       class_names=d.get("class_names"), categories=d.get("categories"))
+                       class_names=d.get("class_names"), categories=d.get("categories"),
+                       **missing)
         except (TypeError, ValueError, OverflowError, IndexError) as e:
             raise ValueError(f"not a valid exactree tree description: {e}") from None
 
@@ -403,9 +481,15 @@ class Tree:
             and all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=a == "threshold")
                     for a in self._ARRAYS if a != "rule_powers")
             and np.array_equal(self.rule_powers, other.rule_powers)
+            and np.array_equal(self._routing(), other._routing())
+            and np.array_equal(self.missing_seen, other.missing_seen)
             and (self.feature_names, self.class_names, self.categories)
             == (other.feature_names, other.class_names, other.categories)
         )
+
+    def _routing(self) -> np.ndarray:
+        """``missing_left`` where it means something (THRESHOLD nodes), false elsewhere."""
+        return self.missing_left & (self.kind == THRESHOLD)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -463,6 +547,15 @@ def prefer_compiled(tree: Tree, n_rows: int) -> bool:
     return compiled < _TRAVERSE_S * n_rows * levels
 
 
+def raise_nan_rule(tree: Tree, node: int, X: np.ndarray) -> None:
+    """The error for a missing value reaching the oblique/polynomial rule of LINEAR ``node``."""
+    lo, hi = tree.rule_ptr[node], tree.rule_ptr[node + 1]
+    used = np.flatnonzero(np.any(tree.rule_powers[lo:hi] > 0, axis=0))
+    bad = [int(f) for f in used if np.isnan(X[:, f]).any()] or [int(np.argmax(np.isnan(X).any(0)))]
+    raise ValueError(f"X has a missing value in column {tree._feature_name(bad[0])}, which the "
+                     f"rule of node {node} uses; only threshold splits route missing values")
+
+
 def _plain(v: Any) -> Any:
     """NumPy scalars become Python scalars so JSON can hold them."""
     return v.item() if isinstance(v, np.generic) else v
@@ -480,24 +573,29 @@ class TreeBuilder:
 
     def __init__(self, n_features: int, n_classes: int) -> None:
         self.n_features, self.n_classes = n_features, n_classes
-        self._nodes: list[tuple[int, int, float, list[int], np.ndarray, int, Any]] = []
+        # (kind, feature, threshold, children, value, label, rule, missing_left or None)
+        self._nodes: list[tuple[int, int, float, list[int], np.ndarray, int, Any, Any]] = []
 
     def _add(self, kind: int, feature: int, threshold: float, children: Sequence[int],
-             value: Sequence[float], label: int, rule: Any = None) -> int:
+             value: Sequence[float], label: int, rule: Any = None,
+             missing_left: bool | None = None) -> int:
         value = np.asarray(value, np.float64)
         if value.shape != (self.n_classes,):
             raise ValueError(f"node value must have {self.n_classes} entries")
         self._nodes.append((kind, int(feature), float(threshold), [int(c) for c in children],
-                            value, int(label), rule))
+                            value, int(label), rule,
+                            None if missing_left is None else bool(missing_left)))
         return len(self._nodes) - 1
 
     def leaf(self, value: Sequence[float], label: int) -> int:
         return self._add(LEAF, -1, np.nan, [], value, label)
 
     def threshold(self, feature: int, threshold: float, children: Sequence[int],
-                  value: Sequence[float], label: int) -> int:
-        """Left child (``children[0]``) when ``x[feature] <= threshold``."""
-        return self._add(THRESHOLD, feature, threshold, children, value, label)
+                  value: Sequence[float], label: int, missing_left: bool | None = None) -> int:
+        """Left child (``children[0]``) when ``x[feature] <= threshold``; a missing value goes
+        left when ``missing_left``, right when false, to the heavier child when None."""
+        return self._add(THRESHOLD, feature, threshold, children, value, label,
+                         missing_left=missing_left)
 
     def categorical(self, feature: int, children: Sequence[int], value: Sequence[float],
                     label: int) -> int:
@@ -529,7 +627,7 @@ class TreeBuilder:
         new_id = {old: new for new, old in enumerate(order)}
         kind, feature, threshold, child, ptr, rule_coef, rule_powers, rule_ptr = [], [], [], [], [0], [], [], [0]
         for i in order:
-            k, f, t, kids, _, _, rule = self._nodes[i]
+            k, f, t, kids, _, _, rule, _ = self._nodes[i]
             kind.append(k)
             feature.append(f)
             threshold.append(t)
@@ -539,10 +637,15 @@ class TreeBuilder:
                 rule_coef.extend(rule[0])
                 rule_powers.extend(rule[1])
             rule_ptr.append(len(rule_coef))
+        kind, ptr, child = np.array(kind), np.array(ptr), np.array(child, np.int64)
+        value = np.array([self._nodes[i][4] for i in order]).reshape(len(order), self.n_classes)
+        missing_left = default_missing_left(kind, ptr, child, value)
+        for new, i in enumerate(order):
+            if self._nodes[i][7] is not None:
+                missing_left[new] = self._nodes[i][7]
         return Tree(
-            kind=np.array(kind), feature=np.array(feature), threshold=np.array(threshold),
-            child_ptr=np.array(ptr), child=np.array(child, np.int64),
-            value=np.array([self._nodes[i][4] for i in order]).reshape(len(order), self.n_classes),
+            kind=kind, feature=np.array(feature), threshold=np.array(threshold),
+            child_ptr=ptr, child=child, value=value, missing_left=missing_left,
             label=np.array([self._nodes[i][5] for i in order]),
             rule_ptr=np.array(rule_ptr), rule_coef=np.array(rule_coef, np.float64),
             rule_powers=np.array(rule_powers, np.int64).reshape(-1, self.n_features),

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...data.binarize import LE, Binarizer
+from ...data.binarize import LE, MISSING_TRUE, NO_MISSING, Binarizer
 from ...data.encoding import Column
 from ...tree import Tree, TreeBuilder
 from .solver import BinaryNode
@@ -16,8 +16,11 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
             n_classes: int) -> Tree:
     """Translate binary tests back: ``x <= t`` becomes a THRESHOLD node (true branch left),
     ``x == category`` a CATEGORICAL node sending that category to the true branch and every
-    other category to the false branch."""
+    other category to the false branch. A threshold test on a column with missing values at fit
+    time sends them the way the binary feature does (``x <= t or missing``: left); on other
+    columns they take the Tree's default, the heavier child."""
     builder = TreeBuilder(len(columns), n_classes)
+    missing = binarizer.missing_
 
     def label(counts: np.ndarray) -> int:
         return int(np.argmax(counts))
@@ -39,10 +42,13 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
         col = int(binarizer.column_[j])
         yes, no = done[id(node.true)], done[id(node.false)]
         if binarizer.op_[j] == LE:
-            done[id(node)] = builder.threshold(col, binarizer.value_[j], [yes, no], node.counts,
-                                               label(node.counts))
+            side = int(missing[j])
+            done[id(node)] = builder.threshold(
+                col, binarizer.value_[j], [yes, no], node.counts, label(node.counts),
+                missing_left=None if side == NO_MISSING else side == MISSING_TRUE)
         else:
             code = int(binarizer.value_[j])
             slots = [yes if c == code else no for c in range(len(columns[col].categories))]
             done[id(node)] = builder.categorical(col, slots, node.counts, label(node.counts))
-    return builder.build(done[id(root)], check=False)  # a solver's tree: valid by construction
+    # check=False: a solver's tree is valid by construction
+    return builder.build(done[id(root)], check=False, missing_seen=binarizer.missing_columns_)
