@@ -1,6 +1,6 @@
 """Proper decision trees with arbitrary splitting rules (He & Little): what the search proves.
 
-Run: ``python benchmarks/bench_proper.py [--quick]``. Prints four tables:
+Run: ``python benchmarks/bench_proper.py [--quick] [--sections ABCDE]``. Prints five tables:
 
 A. the axis-parallel family with K splits against two independent solvers on the same data:
    exactree's MurTree DP ``OptimalTreeClassifier(max_depth=K, max_nodes=K)`` and a brute-force
@@ -10,7 +10,12 @@ B. training accuracy of the optimal hyperplane tree vs the optimal axis-parallel
    given the same number of splits it used;
 C. growth of the work with N (rules, combinations, proper trees generated, seconds) against the
    paper's O(N^(D*K)) (log-log slope);
-D. cold (empty Numba cache) vs warm first fit in a fresh process.
+D. cold (empty Numba cache) vs warm first fit in a fresh process;
+E. speed: N x K x rule family, seconds of ``ObliqueTreeClassifier.fit`` before (the combination
+   search of commit 356af0b, timed once on the 2-core development machine, numbers in
+   ``BEFORE``) and now, with the objectives, which must be equal. Goal cases: K=2 hyperplanes on
+   150 two-dimensional points under 15 s, a degree-2 hypersurface (K=1) on 100 points under
+   60 s, 10x faster on the cases of sections A-B.
 """
 
 from __future__ import annotations
@@ -215,16 +220,88 @@ def section_d():
     table(rows, ("run", "seconds"))
 
 
+# ---------------------------------------------------------------------------- E
+#: case "data:N:K:family" -> (objective, seconds) at commit 356af0b (combination search, rule
+#: generation in NumPy, refusal above 200,000 rules), one fit each after a warm-up, on the
+#: shared 2-core development machine (load about 1). "all" = the whole data set.
+BEFORE = {
+    "iris2:all:1:axis": (50.0, 0.003),
+    "iris2:all:2:axis": (6.0, 0.02),
+    "iris2:all:3:axis": (3.0, 1.956),
+    "moons:60:1:axis": (10.0, 0.003),
+    "moons:60:2:axis": (5.0, 0.009),
+    "moons:60:3:axis": (4.0, 0.362),
+    "rotated:60:1:axis": (15.0, 0.002),
+    "rotated:60:2:axis": (8.0, 0.006),
+    "rotated:60:3:axis": (6.0, 0.346),
+    "iris2:60:1:hyperplane": (17.0, 0.019),
+    "iris2:40:2:hyperplane": (0.0, 0.012),
+    "iris2:18:3:hyperplane": (0.0, 0.004),
+    "moons:60:1:hyperplane": (7.0, 0.024),
+    "moons:40:2:hyperplane": (4.0, 2.274),
+    "moons:18:3:hyperplane": (0.0, 4.132),
+    "rotated:60:1:hyperplane": (4.0, 0.022),
+    "rotated:40:2:hyperplane": (3.0, 2.103),
+    "rotated:18:3:hyperplane": (0.0, 0.228),
+    # goal cases; the polynomial ones were refused by max_rules (timed with it raised)
+    "moons:30:1:polynomial": (1.0, 16.039),
+    "iris2:all:2:hyperplane": (3.0, 69.901),
+    "moons:150:2:hyperplane": (17.0, 493.947),
+    "moons:100:1:polynomial": (None, None),  # 2.4e9 rules: would need ~300 GB to list
+}
+GOALS = {"iris2:all:2:hyperplane": 15.0, "moons:150:2:hyperplane": 15.0,
+         "moons:100:1:polynomial": 60.0}
+
+
+def _case(spec: str, n_jobs=None):
+    name, n, k, family = spec.split(":")
+    X, y = DATASETS[name](None if n == "all" else int(n))
+    kw = dict(n_splits=int(k), rules=family, n_jobs=n_jobs)
+    if family == "polynomial":
+        kw["degree"] = 2
+    t = time.perf_counter()
+    m = ObliqueTreeClassifier(**kw).fit(X, y)
+    return len(X), m, time.perf_counter() - t
+
+
+def section_e(quick):
+    print("E. speed, N x K x family: seconds before (commit 356af0b) and now; objectives equal")
+    _case("moons:12:2:hyperplane")  # compile / load the kernels outside the timings
+    rows = []
+    specs = [s for s in BEFORE if not (quick and s.startswith(("moons:150", "moons:100")))]
+    for spec in specs:
+        obj0, t0 = BEFORE[spec]
+        n, m, t1 = _case(spec)
+        name, _, k, family = spec.split(":")
+        goal = GOALS.get(spec)
+        rows.append((name, n, k, family, "-" if obj0 is None else int(obj0),
+                     int(m.objective_), m.status_,
+                     "refused" if t0 is None else f"{t0:.3f}", f"{t1:.3f}",
+                     "-" if t0 is None else f"{t0 / t1:.1f}x",
+                     "" if goal is None else ("< %g s: %s" % (goal, "met" if t1 < goal else
+                                                              "NOT met")),
+                     "" if obj0 is None else ("yes" if obj0 == m.objective_ else "NO")))
+    table(rows, ("data", "N", "K", "family", "obj before", "obj now", "status", "s before",
+                 "s now", "speed-up", "goal", "same obj"))
+    if not quick:
+        rows = []
+        for spec in ("moons:150:2:hyperplane", "moons:100:1:polynomial"):
+            n, m, t1 = _case(spec, n_jobs=2)
+            rows.append((spec, int(m.objective_), f"{t1:.2f}"))
+        table(rows, ("case, n_jobs=2", "objective", "seconds"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller K=3 cases")
+    parser.add_argument("--quick", action="store_true", help="smaller K=3 cases, no big goals")
+    parser.add_argument("--sections", default="ABCDE", help="which tables, e.g. E")
     args = parser.parse_args()
     print("exactree proper-tree benchmark (timings on a shared 2-core machine: expect noise)\n")
     t = time.perf_counter()
-    section_a(args.quick)
-    section_b(args.quick)
-    section_c(args.quick)
-    section_d()
+    for name, run in (("A", section_a), ("B", section_b), ("C", section_c), ("D", section_d),
+                      ("E", section_e)):
+        if name in args.sections.upper():
+            run() if name == "D" else run(args.quick)
     print(f"total {time.perf_counter() - t:.1f} s")
 
 
