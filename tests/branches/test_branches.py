@@ -257,15 +257,18 @@ def random_binary(seed: int):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("lookahead", [0, 1, 2, 3, 99])
-def test_lookahead_keeps_the_optimum(seed, lookahead):
+@pytest.mark.parametrize("lookahead,similar", [(0, False), (1, False), (1, True), (2, False),
+                                               (3, False), (3, True), (99, False), (99, True)])
+def test_lookahead_keeps_the_optimum(seed, lookahead, similar):
     """Look-ahead bounds off (0), when children are stored (1), and also at expansions up to
-    some depth (2, 3, 99): the optimum equals brute force on weighted, multi-class, categorical
-    and binary data, with and without a depth limit, and the tree realises it."""
+    some depth (2, 3, 99), with and without the similar-support bound: the optimum equals brute
+    force on weighted, multi-class, categorical and binary data, with and without a depth
+    limit, and the tree realises it."""
     Z, card, y, w, K = random_categorical(200 + seed) if seed < 6 else random_binary(seed)
     for penalty in (0.0, 0.01, 0.03, 0.1):
         for max_depth in (None, 2, 3):
-            res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, lookahead=lookahead)
+            res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, lookahead=lookahead,
+                        similar_support=similar)
             expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
             assert res.status == "optimal"
             assert res.objective == pytest.approx(expected, abs=1e-12)
@@ -295,9 +298,11 @@ def test_anytime_tree_realises_its_objective_with_unexpanded_branches(binary_dat
     X, y = binary_data("hepatitis")
     X = X.astype(int)
     y = np.unique(y, return_inverse=True)[1]
-    for cap in (300, 3000):
-        res = solve(X, np.full(X.shape[1], 2), y, np.ones(len(y)), 2, 0.01, max_branches=cap)
+    for cap, similar in ((300, False), (3000, True)):
+        res = solve(X, np.full(X.shape[1], 2), y, np.ones(len(y)), 2, 0.01, max_branches=cap,
+                    similar_support=similar)
         assert res.status == "node_limit"
         err = (res.tree.predict(X) != y).mean()
         assert err + 0.01 * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
         assert res.lower_bound < res.objective
+        assert (res.stats["raised_by_similar_support"] > 0) == similar

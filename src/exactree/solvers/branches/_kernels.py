@@ -58,8 +58,8 @@ Q, RET = 0, 1
 COMPLETE, EXPANDED = 1, 2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
- C_LOOKAHEADS, C_SOLVED) = range(12)
-N_COUNTERS = 12
+ C_LOOKAHEADS, C_SOLVED, C_SIMILAR) = range(13)
+N_COUNTERS = 13
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -128,8 +128,39 @@ def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
 
 
 @njit(cache=True)
+def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i,
+                    nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode):
+    """For every child ``l & g`` of an unused feature other than ``skip_f``: its weight ``W[g]``,
+    a lower bound ``B[g]`` on its optimal subtree (exact when a leaf is optimal there or the
+    memo holds it complete, else the memo's bound or ``lam_w + EQ``) and ``lnode[g]``: -2 when
+    a leaf is optimal or it is empty, else its memo node or -1."""
+    K = cnt.shape[1] - 1
+    hl = nd_h[l]
+    for f in range(used.shape[0]):
+        if used[f] or f == skip_f:
+            continue
+        for g in range(lit_off[f], lit_off[f + 1]):
+            tot = 0.0
+            mx = 0.0
+            for k in range(K):
+                tot += cnt[g, k]
+                mx = max(mx, cnt[g, k])
+            W[g] = tot
+            lc = tot - mx
+            eq = cnt[g, K]
+            if tot <= 0.0 or children_are_leaves or lc <= lam_w + eq + tol:
+                B[g] = lc
+                lnode[g] = -2
+            else:
+                c = _find(hl ^ zob[g], l, g, nd_i, lit_store, ht_key, ht_val)
+                lnode[g] = c
+                B[g] = nd_f[c, LB] if c >= 0 else lam_w + eq
+
+
+@njit(cache=True)
 def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y, w,
-               weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, ci, lb_out, ub_out):
+               weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, ci, lb_out, ub_out,
+               similar, B, W, ctr):
     """One-step look-ahead bounds of the children ``l & (x_f = j)`` with ``need[j]`` set.
 
     ``S``/``nzw``/``nnz`` is the support of ``l`` (``dep`` literals), ``cc[j]`` the class weights
@@ -140,6 +171,13 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
     subtree of depth <= 1 (the leaf unless a split beats it by more than ``tol``), an achievable
     cost. ``lb_out[j] >= ub_out[j] - tol`` means ``ub_out[j]`` is the child's exact optimum, found
     without storing anything. The child itself must be allowed to split (not at the depth limit).
+
+    With ``similar``, the similar-support bound also applies: a sibling ``l & g2`` (weight
+    ``W[g2]``, optimum at least ``B[g2]``) shares all but ``W[g2] - w(child & g2)`` of its weight
+    with the child, and any tree for the child, its splits on ``f2`` collapsed, is a tree for the
+    sibling misclassifying at most that much more; so the child's optimum is at least
+    ``B[g2] - (W[g2] - w(child & g2))``. Both branches have the same depth, hence the same room
+    under a depth limit.
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -219,6 +257,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
         lc = tot - mx
         best_lb = lc
         best_ub = np.inf
+        ss = 0.0
         for f2 in range(q):
             if used[f2] or f2 == f:
                 continue
@@ -231,6 +270,8 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
                 for k in range(K):
                     t2 += P[g2, k]
                     m2 = max(m2, P[g2, k])
+                if similar:
+                    ss = max(ss, B[g2] - (W[g2] - t2))
                 if t2 <= 0.0:
                     continue
                 nonempty += 1
@@ -244,15 +285,17 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
                 continue
             best_lb = min(best_lb, lbs)
             best_ub = min(best_ub, ubs)
-        lb_out[j] = best_lb
         ub_out[j] = best_ub if best_ub < lc - tol else lc
+        if ss > best_lb + tol:
+            ctr[C_SIMILAR] += 1
+        lb_out[j] = min(max(best_lb, ss), ub_out[j])  # both are lower bounds; never past ub
 
 
 @njit(cache=True)
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
-                 lb_out, ub_out):
+                 lb_out, ub_out, similar, cnt, B, W, lnode):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
     start from their look-ahead bounds when ``lookahead`` is on (the same values the expansion
     of ``l`` used), else from the purification bound ``lam_w + EQ`` and the leaf."""
@@ -305,9 +348,16 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             used[u] = False
         for u in range(dep):
             used[lit_feat[lit_store[ls + u]]] = True
+        if similar:  # the siblings' bounds: the memo may know them well by now
+            _count_children(l, S, SjK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z,
+                            y, w, weighted, w0, nd_f, cnt, icnt)
+            child_dep = dep + 1
+            _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol,
+                            child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth),
+                            nd_i, nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode)
         _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y,
                    w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, icnt,
-                   lb_out, ub_out)
+                   lb_out, ub_out, similar, B, W, ctr)
     # Phase 2: store them.
     for t in range(ac_i[a, CS], ac_i[a, CS] + ac_i[a, NINC]):
         if ch[t] >= 0:
@@ -368,21 +418,12 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
 
 
 @njit(cache=True)
-def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
-            lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
-            ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
-            P, lb_out, ub_out):
-    """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
-    q = card.shape[0]
+def _count_children(l, S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                    weighted, w0, nd_f, cnt, icnt):
+    """Class weights (then EQ) of every child branch ``l & (x_f = j)`` of every unused feature
+    ``f`` into ``cnt``; ``S``/``nzw``/``nnz`` is the support of ``l``."""
+    q = used.shape[0]
     K = cls_bits.shape[0]
-    ls, dep = nd_i[l, LS], nd_i[l, DEP]
-    ctr[C_EXPANSIONS] += 1
-    for f in range(q):
-        used[f] = False
-    for t in range(dep):
-        used[lit_feat[lit_store[ls + t]]] = True
-    nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
-    # Class weights of every child branch l & (x_f = j) of every unused feature f.
     if weighted:
         for f in range(q):
             if used[f]:
@@ -444,10 +485,31 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             for k in range(K + 1):
                 cnt[base, k] = icnt[k] * w0
 
+
+@njit(cache=True)
+def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
+            lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
+            ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
+            P, lb_out, ub_out, similar, B, W, lnode):
+    """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
+    q = card.shape[0]
+    K = cls_bits.shape[0]
+    ls, dep = nd_i[l, LS], nd_i[l, DEP]
+    ctr[C_EXPANSIONS] += 1
+    for f in range(q):
+        used[f] = False
+    for t in range(dep):
+        used[lit_feat[lit_store[ls + t]]] = True
+    nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
+    _count_children(l, S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                    weighted, w0, nd_f, cnt, icnt)
+
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
     hl = nd_h[l]
+    _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
+                    nd_h, lit_store, ht_key, ht_val, B, W, lnode)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
     # split whose children are kept as leaves or at their incumbents); an action whose lower
     # bound reaches it can never be strictly better, so it is dropped (ties keep the incumbent).
@@ -489,11 +551,10 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 continue
             lc = tot - mx
             eq = cnt[g, K]
-            if children_are_leaves or lc <= lam_w + eq + tol:  # a leaf is optimal there
+            if lnode[g] == -2:  # a leaf is optimal there
                 ret += lc
             else:
-                h = hl ^ zob[g]
-                c = _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
+                c = lnode[g]
                 if c >= 0:
                     ctr[C_HITS] += 1
                     if nd_i[c, FLG] & COMPLETE:
@@ -522,7 +583,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             # best subtree of depth <= 1 is provably optimal) before comparing actions.
             _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z,
                        y, w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SK, P, icnt,
-                       lb_out, ub_out)
+                       lb_out, ub_out, similar, B, W, ctr)
             ctr[C_LOOKAHEADS] += n_need
             qinc = 0.0
             uinc = 0.0
@@ -533,6 +594,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             for j in range(top - base):
                 if not need[j]:
                     continue
+                B[base + j] = max(B[base + j], lb_out[j])  # for the siblings evaluated next
                 if lb_out[j] >= ub_out[j] - tol:
                     ret += ub_out[j]
                     ctr[C_SOLVED] += 1
@@ -605,7 +667,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     nd_i[l, FLG] |= EXPANDED
     nd_f[l, REST] = rest
     if not _settle(l, best, minq, rest, leaf_l, tol, nd_i, nd_f, ac_i):
-        nd_f[l, LB] = min(minq, rest)
+        # keep a stronger bound from before (the similar-support bound may give one)
+        nd_f[l, LB] = max(nd_f[l, LB], min(minq, rest))
         nd_f[l, UB] = ub_best
         nd_i[l, UBA] = uba
 
@@ -672,8 +735,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, nd_i, nd_f, nd_h,
-        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, nd_i, nd_f,
+        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -681,8 +744,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     ``child_rule`` picks the incomplete child to descend into: 0 the one with the least
     correctly classified weight (the paper's lowest ``H``), 1 the largest bound gap
     ``ub - lb``, 2 the largest support. ``lookahead`` (see ``_lookahead``): 0 off (plain
-    purification + equivalent-points bounds), 1 when an action's children are stored, 2 also
-    for every split evaluated by an expansion.
+    purification + equivalent-points bounds), 1 when an action's children are stored, ``d + 1``
+    also for every split evaluated by an expansion of a branch with fewer than ``d`` literals.
+    ``similar`` adds the similar-support bound to the look-ahead (see ``_lookahead``).
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -710,6 +774,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     P = np.zeros((G, K + 1), np.float64)
     lb_out = np.empty(cmax + 1, np.float64)
     ub_out = np.empty(cmax + 1, np.float64)
+    B = np.zeros(G, np.float64)
+    W = np.zeros(G, np.float64)
+    lnode = np.zeros(G, np.int64)
     it = 0
     while it < max_iter:
         if nd_i[0, FLG] & COMPLETE:
@@ -731,7 +798,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
-                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out)
+                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
+                        similar, B, W, lnode)
                 break
             best = -1
             minq = np.inf
@@ -744,7 +812,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
-                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out)
+                        icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
+                        similar, B, W, lnode)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -759,7 +828,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
-                             icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out)
+                             icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
+                             B, W, lnode)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -82,12 +82,14 @@ class _State:
                 self.ht_key, self.ht_val, self.ctr)
 
     @staticmethod
-    def _new_len(a: np.ndarray, need: int) -> int:
-        return a.shape[0] if need <= a.shape[0] else max(need, 2 * a.shape[0])
+    def _new_len(a: np.ndarray, need: int, factor: float) -> int:
+        return a.shape[0] if need <= a.shape[0] else max(need, int(factor * a.shape[0]))
 
     def grow(self, G: int, q: int, memory_limit: int) -> bool:
         """Enlarge what may overflow in the next iteration; False (nothing changed) when the
-        arrays after growth, plus the largest copy in flight, would pass ``memory_limit`` bytes."""
+        arrays after growth, plus the largest copy in flight, would pass ``memory_limit`` bytes.
+        Arrays double while that fits, then grow by smaller steps, so that the search can use
+        most of the limit."""
         c = self.ctr
         need_nodes = int(c[K.C_NODES]) + G + 1
         need = {"nd_i": need_nodes, "nd_f": need_nodes, "nd_h": need_nodes,
@@ -96,23 +98,26 @@ class _State:
                 "ch": int(c[K.C_CH]) + G + 1}
         size = self.ht_key.shape[0]
         while 2 * need_nodes > size:
-            size *= 4
+            size *= 4 if 8 * need_nodes * 12 < memory_limit else 2
         if max(size, *need.values()) >= _MAX_LEN:  # ids and offsets are int32
             return False
-        new_bytes = (size * 12 if size != self.ht_key.shape[0] else
-                     self.ht_key.nbytes + self.ht_val.nbytes) + self.ctr.nbytes
-        in_flight = 0
-        for name, n in need.items():
-            a = getattr(self, name)
-            grown = self._new_len(a, n)
-            new_bytes += a.nbytes // a.shape[0] * grown
-            if grown != a.shape[0]:
-                in_flight = max(in_flight, a.nbytes)
-        if new_bytes + in_flight > memory_limit:
+        for factor in (2.0, 1.5, 1.25, 1.1):  # smaller steps would copy too often
+            new_bytes = (size * 12 if size != self.ht_key.shape[0] else
+                         self.ht_key.nbytes + self.ht_val.nbytes) + self.ctr.nbytes
+            in_flight = 0
+            for name, n in need.items():
+                a = getattr(self, name)
+                grown = self._new_len(a, n, factor)
+                new_bytes += a.nbytes // a.shape[0] * grown
+                if grown != a.shape[0]:
+                    in_flight = max(in_flight, a.nbytes)
+            if new_bytes + in_flight <= memory_limit:
+                break
+        else:
             return False
         for name, n in need.items():
             a = getattr(self, name)
-            grown = self._new_len(a, n)
+            grown = self._new_len(a, n, factor)
             if grown != a.shape[0]:
                 new = np.zeros((grown,) + a.shape[1:], a.dtype)
                 new[: a.shape[0]] = a
@@ -145,7 +150,7 @@ class _State:
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
-          child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
+          child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3, similar_support: bool = True,
           progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -169,7 +174,12 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         summarised by their least bound and re-generated when needed). Memory, not results.
     lookahead : bound new child branches by their best split (one-step look-ahead) and solve
         those whose best subtree of depth <= 1 is provably optimal: 0 never, 1 when a split is
-        first selected, 2 for every split an expansion evaluates. Speed, not results.
+        first selected, ``d + 1`` also for every split evaluated by expansions of branches
+        with fewer than ``d`` literals (default 3: the root and its children). Speed, not
+        results.
+    similar_support : with the look-ahead, also bound a new child branch by the bounds of its
+        siblings (other splits of the same branch) minus the weight they do not share with it
+        (GOSDT's similar-support bound). Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -250,7 +260,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             it0 = int(st.ctr[K.C_ITERS])
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
-                         max_nodes, int(lookahead), *st.arrays())
+                         max_nodes, int(lookahead), bool(similar_support), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -289,6 +299,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "branches": int(c[K.C_NODES]), "actions": int(c[K.C_ACTS]), "memo_hits": int(c[K.C_HITS]),
         "pruned_actions": int(c[K.C_PRUNED]), "re_expansions": int(c[K.C_REEXP]),
         "lookaheads": int(c[K.C_LOOKAHEADS]), "solved_by_lookahead": int(c[K.C_SOLVED]),
+        "raised_by_similar_support": int(c[K.C_SIMILAR]),
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
