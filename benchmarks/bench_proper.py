@@ -222,27 +222,28 @@ def section_d():
 
 # ---------------------------------------------------------------------------- E
 #: case "data:N:K:family" -> (objective, seconds) at commit 356af0b (combination search, rule
-#: generation in NumPy, refusal above 200,000 rules), one fit each after a warm-up, on the
-#: shared 2-core development machine (load about 1). "all" = the whole data set.
+#: generation in NumPy, refusal above 200,000 rules) on the shared 2-core development machine,
+#: after a warm-up: the fastest of 7 fits for the cases of sections A-B, one fit for the goal
+#: cases (as :func:`section_e` times them now). "all" = the whole data set.
 BEFORE = {
-    "iris2:all:1:axis": (50.0, 0.003),
-    "iris2:all:2:axis": (6.0, 0.02),
-    "iris2:all:3:axis": (3.0, 1.956),
-    "moons:60:1:axis": (10.0, 0.003),
-    "moons:60:2:axis": (5.0, 0.009),
-    "moons:60:3:axis": (4.0, 0.362),
-    "rotated:60:1:axis": (15.0, 0.002),
-    "rotated:60:2:axis": (8.0, 0.006),
-    "rotated:60:3:axis": (6.0, 0.346),
-    "iris2:60:1:hyperplane": (17.0, 0.019),
-    "iris2:40:2:hyperplane": (0.0, 0.012),
-    "iris2:18:3:hyperplane": (0.0, 0.004),
-    "moons:60:1:hyperplane": (7.0, 0.024),
-    "moons:40:2:hyperplane": (4.0, 2.274),
-    "moons:18:3:hyperplane": (0.0, 4.132),
-    "rotated:60:1:hyperplane": (4.0, 0.022),
-    "rotated:40:2:hyperplane": (3.0, 2.103),
-    "rotated:18:3:hyperplane": (0.0, 0.228),
+    "iris2:all:1:axis": (50.0, 0.0037),
+    "iris2:all:2:axis": (6.0, 0.0204),
+    "iris2:all:3:axis": (3.0, 1.8588),
+    "moons:60:1:axis": (10.0, 0.0022),
+    "moons:60:2:axis": (5.0, 0.0088),
+    "moons:60:3:axis": (4.0, 0.3194),
+    "rotated:60:1:axis": (15.0, 0.0014),
+    "rotated:60:2:axis": (8.0, 0.0058),
+    "rotated:60:3:axis": (6.0, 0.4085),
+    "iris2:60:1:hyperplane": (17.0, 0.0183),
+    "iris2:40:2:hyperplane": (0.0, 0.0092),
+    "iris2:18:3:hyperplane": (0.0, 0.003),
+    "moons:60:1:hyperplane": (7.0, 0.0301),
+    "moons:40:2:hyperplane": (4.0, 2.1845),
+    "moons:18:3:hyperplane": (0.0, 3.6025),
+    "rotated:60:1:hyperplane": (4.0, 0.0222),
+    "rotated:40:2:hyperplane": (3.0, 1.8321),
+    "rotated:18:3:hyperplane": (0.0, 0.1981),
     # goal cases; the polynomial ones were refused by max_rules (timed with it raised)
     "moons:30:1:polynomial": (1.0, 16.039),
     "iris2:all:2:hyperplane": (3.0, 69.901),
@@ -253,15 +254,19 @@ GOALS = {"iris2:all:2:hyperplane": 15.0, "moons:150:2:hyperplane": 15.0,
          "moons:100:1:polynomial": 60.0}
 
 
-def _case(spec: str, n_jobs=None):
+def _case(spec: str, n_jobs=None, repeat: int = 1):
+    """Fit one case; the fastest of ``repeat`` fits (noise on a shared machine)."""
     name, n, k, family = spec.split(":")
     X, y = DATASETS[name](None if n == "all" else int(n))
     kw = dict(n_splits=int(k), rules=family, n_jobs=n_jobs)
     if family == "polynomial":
         kw["degree"] = 2
-    t = time.perf_counter()
-    m = ObliqueTreeClassifier(**kw).fit(X, y)
-    return len(X), m, time.perf_counter() - t
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        m = ObliqueTreeClassifier(**kw).fit(X, y)
+        best = min(best, time.perf_counter() - t)
+    return len(X), m, best
 
 
 def section_e(quick):
@@ -271,7 +276,7 @@ def section_e(quick):
     specs = [s for s in BEFORE if not (quick and s.startswith(("moons:150", "moons:100")))]
     for spec in specs:
         obj0, t0 = BEFORE[spec]
-        n, m, t1 = _case(spec)
+        n, m, t1 = _case(spec, repeat=1 if spec in GOALS or "polynomial" in spec else 7)
         name, _, k, family = spec.split(":")
         goal = GOALS.get(spec)
         rows.append((name, n, k, family, "-" if obj0 is None else int(obj0),

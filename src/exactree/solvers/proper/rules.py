@@ -172,7 +172,7 @@ def estimate_rule_count(n_points: int, n_features: int, family: str, degree: int
 def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
     """One rule ``x_f <= (v + next larger value) / 2`` per point and feature (drops the top value)."""
     n, d = X.shape
-    fam, feat, coef, thr, defs, sides = [], [], [], [], [], []
+    out = dict(family=[], feature=[], coef=[], threshold=[], defining=[], packed_sides=[])
     unit = {tuple(p): j for j, p in enumerate(powers) if p.sum() == 1}
     for f in range(d):
         values = np.unique(X[:, f])
@@ -183,22 +183,17 @@ def _axis_rules(X: np.ndarray, powers: np.ndarray) -> dict:
         # adjacent floats have no midpoint: `x <= lower` splits them exactly
         mids = np.where((mids > lower) & (mids < upper), mids, lower)
         pos = np.searchsorted(values, X[:, f])
-        for i in np.flatnonzero(pos < len(values) - 1):
-            t = mids[pos[i]]
-            row = np.zeros(len(powers))
-            row[unit[tuple(np.eye(d, dtype=np.int64)[f])]] = 1.0
-            fam.append(AXIS)
-            feat.append(f)
-            coef.append(row)
-            thr.append(t)
-            defs.append([i])
-            sides.append(X[:, f] <= t)
-    m = len(fam)
-    return dict(family=[np.array(fam, np.int8)], feature=[np.array(feat, np.int64)],
-                coef=[np.array(coef, np.float64).reshape(m, len(powers))],
-                threshold=[np.array(thr, np.float64)],
-                defining=[np.array(defs, np.int64).reshape(m, 1)],
-                packed_sides=[pack_bits(np.array(sides, bool).reshape(m, n))])
+        rows = np.flatnonzero(pos < len(values) - 1)  # one rule per point, in point order
+        t = mids[pos[rows]]
+        coef = np.zeros((len(rows), len(powers)))
+        coef[:, unit[tuple(np.eye(d, dtype=np.int64)[f])]] = 1.0
+        out["family"].append(np.full(len(rows), AXIS, np.int8))
+        out["feature"].append(np.full(len(rows), f, np.int64))
+        out["coef"].append(coef)
+        out["threshold"].append(t)
+        out["defining"].append(rows[:, None].astype(np.int64))
+        out["packed_sides"].append(pack_bits(X[None, :, f] <= t[:, None]))
+    return out
 
 
 def _plane_geometry(X: np.ndarray, powers: np.ndarray, basis_cols: np.ndarray) -> tuple:
