@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import exactree.progress as progress_module
-from exactree import OptimalTreeClassifier, SparseTreeClassifier
+from exactree import (DyadicTreeClassifier, ObliqueTreeClassifier, OptimalTreeClassifier,
+                      SparseTreeClassifier)
 
 LINE = re.compile(r"\[exactree\] .*OptimalTreeClassifier: +\d+\.\d+s  nodes [\d,]+  best \S+  "
                   r"bound \S+  gap \S+")
@@ -136,3 +137,19 @@ def test_a_program_that_ignores_or_handles_sigint_keeps_its_handler():
             assert signal.getsignal(signal.SIGINT) is handler
         finally:
             signal.signal(signal.SIGINT, original)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: OptimalTreeClassifier(max_depth=2, verbose=1),
+    lambda: SparseTreeClassifier(penalty=0.02, verbose=1),
+    lambda: DyadicTreeClassifier(penalty=0.02, verbose=1),
+    lambda: ObliqueTreeClassifier(n_splits=1, rules="axis", verbose=1),
+])
+def test_every_estimator_summarises_its_fit(make, capsys):
+    rng = np.random.default_rng(4)
+    X, y = rng.random((40, 2)), rng.integers(0, 2, 40)
+    model = make().fit(X, y)
+    err = capsys.readouterr().err.strip().splitlines()
+    name = type(model).__name__
+    assert err[-1].startswith(f"[exactree] {model.status_}: {name}:"), err
+    assert model.get_params()["verbose"] == 1

@@ -58,6 +58,10 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    verbose : int, default=0
+        1 or 2: a summary line on stderr after the fit (status, objective, bound, time). The
+        proper-tree search shows no live lines, and Ctrl-C raises ``KeyboardInterrupt`` as usual
+        (``time_limit`` bounds a fit instead).
 
     Attributes
     ----------
@@ -79,13 +83,14 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         "ties": [StrOptions({"all", "left"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "n_jobs": [Integral, None],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int | None = None,
                  ties: str = "all", class_weight: dict | str | None = None,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, verbose: int = 0) -> None:
         self.n_splits = n_splits
         self.rules = rules
         self.degree = degree
@@ -96,6 +101,7 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         self.ties = ties
         self.class_weight = class_weight
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
