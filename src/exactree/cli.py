@@ -36,8 +36,8 @@ from . import __version__
 
 #: Delimiters tried on the header line, most common first (ties go to the earlier one).
 DELIMITERS = (",", ";", "\t", "|")
-_MISSING_HINT = ("exactree does not handle missing values: impute them or drop those rows "
-                 "first")
+_MISSING_HINT = ("missing values are allowed in numeric columns only: fill this text column "
+                 "(e.g. with 'missing', its own category) or drop those rows")
 # A value that is a date or a time of day, in the usual written forms.
 _DATE = re.compile(
     r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
@@ -179,14 +179,15 @@ def _looks_like_dates(values: Sequence[Any]) -> bool:
 
 
 def _features(frame: Any, path: str) -> Any:
-    """Check the feature columns: no missing values, no dates; text columns stay categorical."""
+    """Check the feature columns: no dates, missing values in numeric columns only (the tree
+    routes them); text columns stay categorical."""
     from pandas.api.types import is_numeric_dtype
 
     for name in frame.columns:
         column = frame[name]
         row = _first_missing(column)
-        if row is not None:
-            raise _missing_error(name, row)
+        if row is not None and not is_numeric_dtype(column.dtype):
+            raise _missing_error(name, row)  # numeric columns keep NaN: the tree routes them
         if not is_numeric_dtype(column.dtype) and _looks_like_dates(column.unique().tolist()):
             raise CLIError(f"column {name!r} in {path} holds dates or times; convert it to "
                            "numbers first (e.g. the year, or days since a reference date) or "
@@ -318,7 +319,7 @@ def _predict(args: argparse.Namespace) -> int:
     for j, (name, cats) in enumerate(zip(names, categories)):
         column = frame[name]
         row = _first_missing(column)
-        if row is not None:
+        if row is not None and cats is not None:
             raise _missing_error(name, row)
         if cats is None:
             if column.dtype.kind not in "biuf":
@@ -327,8 +328,8 @@ def _predict(args: argparse.Namespace) -> int:
                 raise CLIError(f"column {name!r} must be numeric (it was in fit), but data row "
                                f"{bad + 1} holds {values[bad]!r}")
             X[:, j] = column.to_numpy(dtype=np.float64)
-            if not np.all(np.isfinite(X[:, j])):
-                bad = int(np.flatnonzero(~np.isfinite(X[:, j]))[0])
+            if np.isinf(X[:, j]).any():  # NaN (missing) is routed by the tree
+                bad = int(np.flatnonzero(np.isinf(X[:, j]))[0])
                 raise CLIError(f"column {name!r}, data row {bad + 1}: infinity is not a value "
                                "a tree can split")
         else:
