@@ -7,6 +7,14 @@ of branch ``l``; the purification bound ``R(l) = max(H(l), P(l) - lambda)`` beco
 ``lb(l) = min(leaf(l), lam_w)``; it is strengthened with the equivalent-points bound (as in
 GOSDT) to ``min(leaf(l), lam_w + EQ(l))``, since splits cannot separate identical rows.
 
+The one-step look-ahead (``_lookahead``) bounds a new child branch by its best split, each
+grandchild counted at its leaf cost where a leaf is optimal and at ``lam_w + EQ`` elsewhere, and
+solves the child outright (nothing stored) when its best subtree of depth <= 1 meets that bound.
+It runs when an action is first selected, and for every split at expansions near the root.
+Optionally it adds the similar-support bound (a sibling's bound minus the weight it does not
+share with the child). Stored branches never expanded count at their best depth-1 subtree as
+upper bound; the tree extraction rebuilds exactly that subtree for them.
+
 The search state lives in flat arrays so that a call can stop at any iteration (iteration budget
 for the anytime time limit, or full arrays) and the Python driver can grow them and resume:
 
