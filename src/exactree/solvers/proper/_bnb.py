@@ -31,20 +31,9 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._kernels import _weighted_popcount
 
 INF = np.inf
-
-
-@njit(cache=True, nogil=True)
-def _planes_sum(mask, planes):
-    """``sum_b 2**b * popcount(mask & planes[b])``."""
-    total = 0
-    for b in range(planes.shape[0]):
-        cnt = 0
-        for w in range(mask.shape[0]):
-            cnt += popcount(mask[w] & planes[b, w])
-        total += cnt << b
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -53,7 +42,7 @@ def _class_weights(mask, class_planes, weights, use_planes, out):
     n_classes = weights.shape[1]
     if use_planes:
         for c in range(n_classes):
-            out[c] = float(_planes_sum(mask, class_planes[c]))
+            out[c] = float(_weighted_popcount(mask, class_planes[c]))
         return
     for c in range(n_classes):
         out[c] = 0.0
@@ -139,7 +128,7 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
     Returns ``(value, rule)``; ``rule`` is -1 for a leaf, ``value`` is ``inf`` when nothing is
     feasible. Exact (the first minimum in ``order``). ``stats[0]`` counts rule evaluations.
     """
-    cnt = _planes_sum(region, count_planes)
+    cnt = _weighted_popcount(region, count_planes)
     _class_weights(region, class_planes, weights, use_planes, cw_r)
     best = _cost(cw_r) if cnt >= min_leaf else INF
     bj = -1
@@ -170,7 +159,7 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
             if wp <= 0.0 or wp >= total:
                 continue
         else:
-            cp = _planes_sum(tmp, count_planes)
+            cp = _weighted_popcount(tmp, count_planes)
             if cp < min_leaf or cnt - cp < min_leaf:
                 continue
             _class_weights(tmp, class_planes, weights, use_planes, cw_p)
@@ -193,11 +182,36 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
 @njit(cache=True, nogil=True)
 def _leaf(region, class_planes, weights, use_planes, count_planes, min_leaf, cw):
     """(leaf cost or inf when too small, count)."""
-    cnt = _planes_sum(region, count_planes)
+    cnt = _weighted_popcount(region, count_planes)
     if cnt < min_leaf:
         return INF, cnt
     _class_weights(region, class_planes, weights, use_planes, cw)
     return _cost(cw), cnt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _open_frame(c, region, k, depth, bound, reg, kk, dep, best, bj, ubin, ub, pos, phi, kl,
+                kl_hi, phase, n_rules, class_planes, weights, use_planes, count_planes, min_leaf,
+                cw_r, use_bound, max_depth, use_dominance, minority, has_minority, stats):
+    """Start frame ``c``: ``region`` split by at most ``k`` more rules, below ``bound``; its
+    incumbent is the leaf."""
+    reg[c, :] = region
+    kk[c] = k
+    dep[c] = depth
+    lf, _ = _leaf(reg[c], class_planes, weights, use_planes, count_planes, min_leaf, cw_r)
+    best[c] = lf
+    bj[c] = -1
+    ubin[c] = bound
+    ub[c] = min(bound, lf) if use_bound else INF
+    pos[c] = -1
+    phi[c] = n_rules
+    kl[c] = 0
+    kl_hi[c] = -1
+    phase[c] = 0
+    stats[3] += 1
+    if (depth >= max_depth or _weighted_popcount(reg[c], count_planes) < 2 * min_leaf
+            or (use_dominance and lf <= _lower(reg[c], minority, has_minority))):
+        phi[c] = 0  # cannot (usefully) split: the frame returns its leaf
 
 
 @njit(cache=True, nogil=True)
@@ -258,7 +272,7 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
     kl[0] = 0
     kl_hi[0] = -1  # forces the move to the next root
     phase[0] = 0
-    if depth0 >= max_depth or _planes_sum(region0, count_planes) < 2 * min_leaf:
+    if depth0 >= max_depth or _weighted_popcount(region0, count_planes) < 2 * min_leaf:
         phi[0] = lo  # the region cannot be split
     top = 0
     ret = INF
@@ -346,29 +360,13 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
             else:
-                c = f + 1
-                for w in range(n_words):
-                    reg[c, w] = preg[f, w]
-                kk[c] = t
-                dep[c] = dep[f] + 1
-                bound = ub[f] - lb_right if use_bound else INF
-                lf, _ = _leaf(reg[c], class_planes, weights, use_planes, count_planes, min_leaf,
-                              cw_r)
-                best[c] = lf
-                bj[c] = -1
-                ubin[c] = bound
-                ub[c] = min(bound, lf) if use_bound else INF
-                pos[c] = -1
-                phi[c] = order.shape[0]
-                kl[c] = 0
-                kl_hi[c] = -1
-                phase[c] = 0
+                _open_frame(f + 1, preg[f], t, dep[f] + 1,
+                            ub[f] - lb_right if use_bound else INF, reg, kk, dep, best, bj, ubin,
+                            ub, pos, phi, kl, kl_hi, phase, order.shape[0], class_planes,
+                            weights, use_planes, count_planes, min_leaf, cw_r, use_bound,
+                            max_depth, use_dominance, minority, has_minority, stats)
                 phase[f] = 1
-                top = c
-                stats[3] += 1
-                if (dep[c] >= max_depth or _planes_sum(reg[c], count_planes) < 2 * min_leaf
-                        or (use_dominance and lf <= _lower(reg[c], minority, has_minority))):
-                    phi[c] = 0  # cannot (usefully) split: the frame returns its leaf
+                top = f + 1
                 continue
             phase[f] = 1
             # fall through to phase 1 with ret = left value
@@ -389,29 +387,13 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
             else:
-                c = f + 1
-                for w in range(n_words):
-                    reg[c, w] = nreg[f, w]
-                kk[c] = kr
-                dep[c] = dep[f] + 1
-                bound = ub[f] - vl if use_bound else INF
-                lf, _ = _leaf(reg[c], class_planes, weights, use_planes, count_planes, min_leaf,
-                              cw_r)
-                best[c] = lf
-                bj[c] = -1
-                ubin[c] = bound
-                ub[c] = min(bound, lf) if use_bound else INF
-                pos[c] = -1
-                phi[c] = order.shape[0]
-                kl[c] = 0
-                kl_hi[c] = -1
-                phase[c] = 0
+                _open_frame(f + 1, nreg[f], kr, dep[f] + 1,
+                            ub[f] - vl if use_bound else INF, reg, kk, dep, best, bj, ubin,
+                            ub, pos, phi, kl, kl_hi, phase, order.shape[0], class_planes,
+                            weights, use_planes, count_planes, min_leaf, cw_r, use_bound,
+                            max_depth, use_dominance, minority, has_minority, stats)
                 phase[f] = 2
-                top = c
-                stats[3] += 1
-                if (dep[c] >= max_depth or _planes_sum(reg[c], count_planes) < 2 * min_leaf
-                        or (use_dominance and lf <= _lower(reg[c], minority, has_minority))):
-                    phi[c] = 0
+                top = f + 1
                 continue
             phase[f] = 2
         if phase[f] == 2:
