@@ -202,61 +202,11 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
                 jw[m] = nzw[i]
                 m += 1
         # P[g2] = class weights (then EQ) of the grandchild  child & g2, for every unused g2
-        if weighted:
-            for f2 in range(q):
-                if used[f2] or f2 == f:
-                    continue
-                for g2 in range(lit_off[f2], lit_off[f2 + 1]):
-                    for k in range(K + 1):
-                        P[g2, k] = 0.0
-            for i in range(m):
-                word = Sj[i]
-                mis = mis_bits[jw[i]]
-                while word != 0:
-                    low = word & (~word + np.uint64(1))
-                    r = jw[i] * 64 + np.int64(popcount(low - np.uint64(1)))
-                    word ^= low
-                    yr, wr = y[r], w[r]
-                    minority = (mis & low) != 0
-                    for f2 in range(q):
-                        if used[f2] or f2 == f:
-                            continue
-                        g2 = lit_off[f2] + Z[r, f2]
-                        P[g2, yr] += wr
-                        if minority:
-                            P[g2, K] += wr
-        else:
-            for i in range(m):
-                for k in range(K - 1):
-                    SjK[k, i] = Sj[i] & cls_bits[k, jw[i]]
-                SjK[K - 1, i] = Sj[i] & mis_bits[jw[i]]
-            for f2 in range(q):
-                if used[f2] or f2 == f:
-                    continue
-                # ci[0..K]: what is left for code 0 of f2 (classes, then EQ)
-                for k in range(K):
-                    ci[k] = np.int64(np.round(cc[j, k] / w0))
-                ci[K] = np.int64(np.round(cc[j, K] / w0))
-                for g2 in range(lit_off[f2] + 1, lit_off[f2 + 1]):
-                    tot = 0
-                    acc = 0
-                    for k in range(K):
-                        ci[K + 1 + k] = 0
-                    for i in range(m):
-                        lw = lit_bits[g2, jw[i]]
-                        tot += np.int64(popcount(Sj[i] & lw))
-                        for k in range(K):
-                            ci[K + 1 + k] += np.int64(popcount(SjK[k, i] & lw))
-                    for k in range(K - 1):
-                        P[g2, k] = ci[K + 1 + k] * w0
-                        ci[k] -= ci[K + 1 + k]
-                        acc += ci[K + 1 + k]
-                    P[g2, K - 1] = (tot - acc) * w0
-                    ci[K - 1] -= tot - acc
-                    P[g2, K] = ci[2 * K] * w0
-                    ci[K] -= ci[2 * K]
-                for k in range(K + 1):
-                    P[lit_off[f2], k] = ci[k] * w0
+        was_used = used[f]
+        used[f] = True  # the child's own feature splits it no further
+        _count_children(Sj, SjK, jw, m, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                        weighted, w0, cc[j, :K], cc[j, K], P, ci)
+        used[f] = was_used
         tot = 0.0
         mx = 0.0
         for k in range(K):
@@ -357,8 +307,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         for u in range(dep):
             used[lit_feat[lit_store[ls + u]]] = True
         if similar:  # the siblings' bounds: the memo may know them well by now
-            _count_children(l, S, SjK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z,
-                            y, w, weighted, w0, nd_f, cnt, icnt)
+            _count_children(S, SjK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z,
+                            y, w, weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
             child_dep = dep + 1
             _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol,
                             child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth),
@@ -426,10 +376,11 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
 
 
 @njit(cache=True)
-def _count_children(l, S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
-                    weighted, w0, nd_f, cnt, icnt):
+def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                    weighted, w0, parent_w, parent_eq, cnt, icnt):
     """Class weights (then EQ) of every child branch ``l & (x_f = j)`` of every unused feature
-    ``f`` into ``cnt``; ``S``/``nzw``/``nnz`` is the support of ``l``."""
+    ``f`` into ``cnt``; ``S``/``nzw``/``nnz`` is the support of ``l``, ``parent_w`` and
+    ``parent_eq`` its class weights and EQ (used without row weights)."""
     q = used.shape[0]
     K = cls_bits.shape[0]
     if weighted:
@@ -462,8 +413,8 @@ def _count_children(l, S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_
             SK[K - 1, i] = S[i] & mis_bits[nzw[i]]
         parent = np.empty(K + 1, np.int64)
         for k in range(K):
-            parent[k] = np.int64(np.round(nd_f[l, N_FLOAT_FIELDS + k] / w0))
-        parent[K] = np.int64(np.round(nd_f[l, EQ] / w0))
+            parent[k] = np.int64(np.round(parent_w[k] / w0))
+        parent[K] = np.int64(np.round(parent_eq / w0))
         for f in range(q):
             if used[f]:
                 continue
@@ -509,8 +460,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     for t in range(dep):
         used[lit_feat[lit_store[ls + t]]] = True
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
-    _count_children(l, S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
-                    weighted, w0, nd_f, cnt, icnt)
+    _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                    weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
 
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
