@@ -31,34 +31,9 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
-from ._kernels import _weighted_popcount
+from ._kernels import _class_weights, _weighted_popcount
 
 INF = np.inf
-
-
-@njit(cache=True, nogil=True)
-def _class_weights(mask, class_planes, weights, use_planes, out):
-    """Class weights of the points in ``mask`` into ``out``."""
-    n_classes = weights.shape[1]
-    if use_planes:
-        for c in range(n_classes):
-            out[c] = float(_weighted_popcount(mask, class_planes[c]))
-        return
-    for c in range(n_classes):
-        out[c] = 0.0
-    for w in range(mask.shape[0]):
-        word = mask[w]
-        while word != 0:
-            low = word & (~word + np.uint64(1))
-            bit = 0
-            t = low
-            while t > np.uint64(1):
-                t >>= np.uint64(1)
-                bit += 1
-            p = w * 64 + bit
-            for c in range(n_classes):
-                out[c] += weights[p, c]
-            word ^= low
 
 
 @njit(cache=True, nogil=True)

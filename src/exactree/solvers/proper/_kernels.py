@@ -31,36 +31,42 @@ def _weighted_popcount(mask, planes):
 
 
 @njit(cache=True)
+def _class_weights(mask, class_planes, weights, use_planes, out):
+    """Class weights of the points in ``mask`` into ``out`` (bit planes of integer weights when
+    ``use_planes``, else the rows of ``weights``)."""
+    n_classes = weights.shape[1]
+    if use_planes:
+        for c in range(n_classes):
+            out[c] = float(_weighted_popcount(mask, class_planes[c]))
+        return
+    for c in range(n_classes):
+        out[c] = 0.0
+    for w in range(mask.shape[0]):
+        word = mask[w]
+        while word != 0:
+            low = word & (~word + np.uint64(1))
+            bit = 0
+            t = low
+            while t > np.uint64(1):
+                t >>= np.uint64(1)
+                bit += 1
+            p = w * 64 + bit
+            for c in range(n_classes):
+                out[c] += weights[p, c]
+            word ^= low
+
+
+@njit(cache=True)
 def leaf_cost(mask, class_planes, weights, use_planes, scratch):
     """Misclassification of a leaf holding the points in ``mask``: total minus majority weight.
 
     Returns ``(cost, label)``; ties go to the smallest class index.
     """
-    n_classes = weights.shape[1]
-    if use_planes:
-        for c in range(n_classes):
-            scratch[c] = float(_weighted_popcount(mask, class_planes[c]))
-    else:
-        for c in range(n_classes):
-            scratch[c] = 0.0
-        for w in range(mask.shape[0]):
-            word = mask[w]
-            base = w * 64
-            while word != 0:
-                low = word & (~word + np.uint64(1))
-                bit = 0
-                t = low
-                while t > np.uint64(1):
-                    t >>= np.uint64(1)
-                    bit += 1
-                p = base + bit
-                for c in range(n_classes):
-                    scratch[c] += weights[p, c]
-                word ^= low
+    _class_weights(mask, class_planes, weights, use_planes, scratch)
     total = 0.0
     best = -1.0
     label = 0
-    for c in range(n_classes):
+    for c in range(weights.shape[1]):
         total += scratch[c]
         if scratch[c] > best:
             best = scratch[c]
