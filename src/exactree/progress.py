@@ -24,8 +24,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any, Callable, TextIO
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
 import numpy as np
 

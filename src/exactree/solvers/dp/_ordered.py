@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._depth2 import leaf_cost
 from ...progress import BEST, DEADLINE, NODES
-from ._search import _now
+from .._clock import now as _now
+from ._depth2 import leaf_cost
 
 INF = np.inf
 

@@ -9,13 +9,12 @@ frame of its own.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
 from ...progress import BEST, DEADLINE, LOWER, NODES
 from .._bits import count_andnot, count_bits, popcount, set_bits
+from .._clock import now as _now
 from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
 from ._depth2 import F_ROOT, leaf_cost, solve_depth2
 
@@ -50,13 +49,6 @@ def _class_weights(bits, class_bits, labels, weights, unit, idx, out):
         n = set_bits(bits, idx)
         for t in range(n):
             out[labels[idx[t]]] += weights[idx[t]]
-
-
-@njit(cache=True)
-def _now():
-    with objmode(t="float64"):
-        t = time.perf_counter()
-    return t
 
 
 @njit(cache=True, nogil=True)
