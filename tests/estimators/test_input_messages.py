@@ -101,8 +101,10 @@ def test_large_tree_predicts_without_compiling(monkeypatch):
 def test_compiled_path_only_where_it_pays(monkeypatch):
     small, huge = balanced_tree(3), balanced_tree(13)
     assert compiled_shape(small) == (8, 7)
-    assert not prefer_compiled(small, 2000)  # loading the kernel costs more than it saves
-    assert prefer_compiled(small, 20_000_000)  # a large batch pays for the load
+    with monkeypatch.context() as m:  # as in a process that has not loaded the kernels yet
+        m.setitem(sys.modules, "exactree.tree._compiled_kernels", None)
+        assert not prefer_compiled(small, 2000)  # loading the kernel costs more than it saves
+        assert prefer_compiled(small, 20_000_000)  # a large batch pays for the load
     assert compiled_shape(huge)[0] * compiled_shape(huge)[1] > MAX_COMPILED_CELLS
     assert not prefer_compiled(huge, 10**9)  # never a matrix above the cap
     ct = compiled.compile_tree(small)  # kernels loaded in this process: cheap from then on
