@@ -200,10 +200,12 @@ class Progress:
             print(self._line("[exactree]"), file=self.stream, flush=True)
 
     def finish(self, status: str, objective: float, lower_bound: float,
-               detail: str = "") -> None:
-        """The summary line (verbose >= 1): status, objective, bound, time, nodes."""
+               stats: dict[str, Any] | None = None) -> None:
+        """The summary line (verbose >= 1): status, objective, bound, time, nodes; at verbose 2
+        also the search's counters ``stats``."""
         if not self.verbose:
             return
         self.best, self.lower = float(objective), float(lower_bound)
-        extra = f"  {detail}" if detail and self.verbose >= 2 else ""
+        extra = ("  " + ", ".join(f"{k} {v}" for k, v in stats.items())
+                 if stats and self.verbose >= 2 else "")
         print(self._line(f"[exactree] {status}:") + extra, file=self.stream, flush=True)

@@ -140,8 +140,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
                                                            OPTIMAL_ON_RULES):
             result.status = INTERRUPTED
         self.fit_time_ = time.perf_counter() - start
-        progress.finish(result.status, result.objective, result.lower_bound,
-                        detail=", ".join(f"{k} {v}" for k, v in result.stats.items()))
+        progress.finish(result.status, result.objective, result.lower_bound, result.stats)
         self._store(result)
         return self
 

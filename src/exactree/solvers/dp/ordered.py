@@ -48,20 +48,18 @@ class OrderedSolver:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
             self.flags[TECHNIQUES.index(name)] = bool(on)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
-        self.progress: Progress | None = None
 
     def solve(self, *, upper_bound: float = INF, time_limit: float | None = None,
               progress: Progress | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
         (seconds), or once ``progress`` is interrupted, the best tree found so far is returned,
         not proven optimal."""
-        self.progress = progress
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         # "Strictly below" up to rounding: sums of fractional weights depend on their order.
         tol = 1e-9 * max(1.0, float(self.weights.sum()))
         ub = upper_bound / self.scale - tol if upper_bound < INF else INF
-        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline)
+        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline, progress)
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
@@ -69,7 +67,7 @@ class OrderedSolver:
             # Anytime: the optimal depth-2 tree (usually found in milliseconds; given a tenth of
             # the time limit more at most) beats a half-explored root.
             extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
-            _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra)
+            _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra, progress)
             if cost2 < INF and root2.cost < root.cost:
                 root = root2
         cost = root.cost
@@ -77,7 +75,7 @@ class OrderedSolver:
         return DPSolution(root, cost, min(lower, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist())))
 
-    def _search(self, depth: int, ub: float, deadline: float):
+    def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None):
         """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound and
         the tree (a leaf when cut short before any tree below ``ub``)."""
         size = (1 << (depth + 1)) - 1
@@ -86,10 +84,10 @@ class OrderedSolver:
         board = new_board(deadline)
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b)
-        if self.progress is None:
+        if progress is None:
             outcome, cost, lb = search(*args)
         else:
-            outcome, cost, lb = self.progress.run(search, board, *args, scale=self.scale)
+            outcome, cost, lb = progress.run(search, board, *args, scale=self.scale)
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)

@@ -56,11 +56,7 @@ def _minority_sum(mask, minority):
         word = mask[w]
         while word != 0:
             low = word & (~word + np.uint64(1))
-            bit = 0
-            t = low
-            while t > np.uint64(1):
-                t >>= np.uint64(1)
-                bit += 1
+            bit = popcount(low - np.uint64(1))  # index of the lowest set bit
             total += minority[w * 64 + bit]
             word ^= low
     return total

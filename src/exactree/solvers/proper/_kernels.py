@@ -45,11 +45,7 @@ def _class_weights(mask, class_planes, weights, use_planes, out):
         word = mask[w]
         while word != 0:
             low = word & (~word + np.uint64(1))
-            bit = 0
-            t = low
-            while t > np.uint64(1):
-                t >>= np.uint64(1)
-                bit += 1
+            bit = popcount(low - np.uint64(1))  # index of the lowest set bit
             p = w * 64 + bit
             for c in range(n_classes):
                 out[c] += weights[p, c]
