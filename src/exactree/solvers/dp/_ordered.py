@@ -231,7 +231,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 
 @njit(cache=True)
-def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, wmax, min_leaf, tot, cnt_tot,
+def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cnt_tot,
                         best, feat_lb, order, feat_out):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
@@ -286,8 +286,8 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, unit, wmax, min_leaf, t
             for t in range(start, stop):
                 r = np.uint32(rg[t])
                 s = np.int64(side[r])
-                w = 1.0 if unit else weights[r]
-                v = w * (1 - 2 * lg[t])
+                w = weights[r]  # (ones for unit weights: a load costs less here than a select)
+                v = w - 2.0 * w * lg[t]  # +w for class 0, -w for class 1
                 d1 += v * s
                 d0 += v - v * s
                 c1 += s
@@ -580,8 +580,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                              cnt2)
                 if K == 2:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit,
-                                        wmax, min_leaf, tot2, cnt2, sw, feat_lb, gorder,
+                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, wmax,
+                                        min_leaf, tot2, cnt2, sw, feat_lb, gorder,
                                         ev_g[L, s])
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
