@@ -1,8 +1,14 @@
-"""Leaf objectives: how much a leaf costs given the (weighted) classes that reach it.
+"""Leaf objectives: how much a leaf costs given the statistics of the rows that reach it.
 
 An objective is one object with the hooks a solver needs; register it once by name. Solvers
 whose kernels are specialised (the Numba searches) declare which objectives they support and
 look them up here for everything outside the kernel (leaf labels, reporting).
+
+Classification objectives take a leaf's class weights as its statistics. :class:`SquaredError`
+(regression) takes ``(weight, weighted sum of y, weighted sum of y**2)``; its statistics add
+row by row and over disjoint nodes, and its ``kernel_code`` tells the Numba kernels which leaf
+cost to compile in (kernels take an integer code, never a Python function: Numba cannot cache
+kernels that take functions as arguments).
 """
 
 from __future__ import annotations
@@ -25,10 +31,15 @@ class Objective(Protocol):
         ...
 
 
+#: Kernel codes of the objectives the Numba searches compile in.
+KERNEL_MISCLASSIFICATION, KERNEL_SQUARED_ERROR = 0, 1
+
+
 class Misclassification:
     """Weighted misclassification: a leaf costs the weight of the rows not in its majority class."""
 
     name = "misclassification"
+    kernel_code = KERNEL_MISCLASSIFICATION
 
     def leaf_costs(self, class_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cw = np.atleast_2d(np.asarray(class_weights, np.float64))
@@ -61,6 +72,65 @@ class CostSensitive:
         return float(np.asarray(class_weights) @ self.loss.min(axis=1))
 
 
+class SquaredError:
+    """Weighted sum of squared errors with mean leaves (regression).
+
+    A leaf's statistics are ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)`` over its rows; they
+    add over rows and over disjoint leaves. Its prediction is the weighted mean ``S / W`` and
+    its cost ``Q - S**2 / W`` (0 for an empty leaf). A subset of rows never costs more than
+    its superset (the superset's mean is one candidate for the subset), which the searches'
+    bounds rely on.
+    """
+
+    name = "squared_error"
+    kernel_code = KERNEL_SQUARED_ERROR
+    n_statistics = 3
+
+    @staticmethod
+    def statistics(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Per-row statistics ``(n, 3)``: ``w``, ``w*y`` and ``w*y**2``."""
+        y = np.asarray(y, np.float64)
+        w = np.asarray(w, np.float64)
+        return np.column_stack([w, w * y, w * y * y])
+
+    @staticmethod
+    def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Statistics of the union of two disjoint sets of rows."""
+        return np.asarray(a, np.float64) + np.asarray(b, np.float64)
+
+    def leaf_costs(self, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For rows of statistics ``(m, 3)``: each leaf's squared error and its prediction (the
+        weighted mean; 0 for an empty leaf). Costs are clipped at 0 (rounding)."""
+        st = np.atleast_2d(np.asarray(stats, np.float64))
+        W, S, Q = st[:, 0], st[:, 1], st[:, 2]
+        mean = np.divide(S, W, out=np.zeros_like(S), where=W > 0)
+        return np.maximum(Q - S * mean, 0.0), mean
+
+    @staticmethod
+    def cost(y: np.ndarray, w: np.ndarray) -> float:
+        """Squared error of one leaf holding rows ``y`` with weights ``w``, computed around the
+        mean (two passes: exact where ``Q - S**2 / W`` would cancel)."""
+        y = np.asarray(y, np.float64)
+        w = np.asarray(w, np.float64)
+        if not len(y) or w.sum() <= 0:
+            return 0.0
+        mean = float(w @ y) / float(w.sum())
+        return float(w @ (y - mean) ** 2)
+
+    def lower_bound(self, y: np.ndarray, w: np.ndarray, groups: np.ndarray | None = None) -> float:
+        """A squared error no tree can beat: rows in one group of ``groups`` (rows equal in
+        every feature) always share a leaf, so each group costs at least its own squared error
+        around its mean (the equivalent-points bound). 0 without groups."""
+        if groups is None or not len(y):
+            return 0.0
+        groups = np.asarray(groups).ravel()
+        y = np.asarray(y, np.float64)
+        w = np.asarray(w, np.float64)
+        W = np.bincount(groups, weights=w)
+        mean = np.bincount(groups, weights=w * y) / np.where(W > 0, W, 1.0)
+        return float(w @ (y - mean[groups]) ** 2)
+
+
 _REGISTRY: dict[str, Objective] = {}
 
 
@@ -77,3 +147,4 @@ def get_objective(name: str) -> Objective:
 
 
 register_objective(Misclassification())
+register_objective(SquaredError())

@@ -2,6 +2,7 @@
 
 - :func:`plot_tree`: the tree, one box per node (the test of a split node, the class and the
   weighted class totals of a leaf), coloured by class, with the branch conditions on the edges;
+  a regression tree shows each leaf's value and is coloured by it;
 - :func:`plot_path`: the objective against the number of splits of a ``fit_path`` result
   (:class:`~exactree.estimators.optimal.PathPoint` or
   :class:`~exactree.estimators.dyadic.DyadicPathEntry` lists), the chosen tree marked;
@@ -69,6 +70,18 @@ def _node_colour(value: np.ndarray, label: int, colours: np.ndarray) -> tuple:
     base = np.asarray(colours[label][:3])
     alpha = 0.15 + 0.85 * purity
     return tuple(1 - alpha * (1 - base)) + (1.0,)
+
+
+def _value_colours(tree: Tree, cmap: Any = None) -> np.ndarray:
+    """Regression trees: one RGBA colour per node, from its mean on a sequential map."""
+    import matplotlib as mpl
+
+    cm = mpl.colormaps[cmap or "viridis"] if cmap is None or isinstance(cmap, str) else cmap
+    v = tree.value[:, 0]
+    lo, hi = float(v.min()), float(v.max())
+    scaled = (v - lo) / (hi - lo) if hi > lo else np.full(len(v), 0.5)
+    # Pale versions, so the black text stays readable.
+    return np.array([tuple(1 - 0.55 * (1 - np.asarray(cm(x)[:3]))) + (1.0,) for x in scaled])
 
 
 def _split_text(tree: Tree, node: int, features: Sequence[str], precision: int) -> str:
@@ -174,21 +187,28 @@ def plot_tree(estimator_or_tree: Any, ax: Any = None, *, feature_names: Sequence
         _, ax = plt.subplots(figsize=(min(2.2 * n_cols + 1, 40), min(1.5 * n_rows + 0.5, 30)))
     if fontsize is None:
         fontsize = max(5.0, 10.0 - 0.25 * max(n_cols - 6, 0))
-    colours = _class_colours(tree.n_classes, cmap)
+    regression = tree.is_regression
+    colours = _value_colours(tree, cmap) if regression else _class_colours(tree.n_classes, cmap)
     for node, (x, y) in pos.items():
         value = tree.value[node]
+        weight = tree.node_weight[node] if regression else value.sum()
         if node in truncated:
             text = "..."
+        elif tree.kind[node] == LEAF and regression:
+            text = f"value: {value[0]:.{precision}g}"
+            if show_counts:
+                text += f"\nweight {weight:.{precision}g}"
         elif tree.kind[node] == LEAF:
             text = f"class: {classes[tree.label[node]]}"
             if show_counts:
                 text += "\n" + ", ".join(f"{v:.{precision}g}" for v in value)
         else:
             text = (_split_text(tree, node, features, precision)
-                    + f"\nweight {value.sum():.{precision}g}")
+                    + f"\nweight {weight:.{precision}g}")
+        fc = (tuple(colours[node]) if regression
+              else _node_colour(value, tree.label[node], colours))
         ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=3,
-                bbox=dict(boxstyle="round,pad=0.35", ec="0.3",
-                          fc=_node_colour(value, tree.label[node], colours)))
+                bbox=dict(boxstyle="round,pad=0.35", ec="0.3", fc=fc))
         if tree.kind[node] == LEAF or node in truncated:
             continue
         for child, label in _edge_texts(tree, node, features):
@@ -281,8 +301,9 @@ def plot_partition(estimator: Any, X: Any, y: Any = None, ax: Any = None, *,
                    resolution: int = 300, margin: float = 0.05, cmap: Any = None) -> Any:
     """Draw how a fitted tree on two numeric features partitions the plane, and return the Axes.
 
-    Each region takes the colour of the class it predicts, leaf boundaries are drawn in black
-    and the rows of ``X`` are scattered on top (coloured by ``y`` when given). Meant for
+    Each region takes the colour of the class it predicts (a regression tree: of its value),
+    leaf boundaries are drawn in black and the rows of ``X`` are scattered on top (coloured by
+    ``y`` when given). Meant for
     :class:`~exactree.DyadicTreeClassifier` and 2-D :class:`~exactree.ObliqueTreeClassifier`,
     it works for any exactree classifier fitted on two numeric columns.
     """
@@ -307,10 +328,12 @@ def plot_partition(estimator: Any, X: Any, y: Any = None, ax: Any = None, *,
     G0, G1 = np.meshgrid(g0, g1)
     grid = np.column_stack([G0.ravel(), G1.ravel()])
     leaves = tree.apply(grid).reshape(G0.shape)
-    labels = tree.label[leaves]
-    colours = _class_colours(tree.n_classes, cmap)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 5))
+    if tree.is_regression:
+        return _regression_partition(ax, tree, G0, G1, leaves, A, y, names, cmap)
+    labels = tree.label[leaves]
+    colours = _class_colours(tree.n_classes, cmap)
     ax.pcolormesh(G0, G1, labels, cmap=ListedColormap(colours[:, :3]), vmin=-0.5,
                   vmax=tree.n_classes - 0.5, alpha=0.35, shading="nearest", zorder=0)
     for leaf in np.unique(leaves)[:500]:  # the outline of every leaf's region
@@ -333,4 +356,31 @@ def plot_partition(estimator: Any, X: Any, y: Any = None, ax: Any = None, *,
     ax.set_ylabel(str(features[1]))
     ax.set_xlim(g0[0], g0[-1])
     ax.set_ylim(g1[0], g1[-1])
+    return ax
+
+
+def _regression_partition(ax: Any, tree: Tree, G0: np.ndarray, G1: np.ndarray,
+                          leaves: np.ndarray, A: np.ndarray, y: Any, names: Any,
+                          cmap: Any) -> Any:
+    """:func:`plot_partition` for a regression tree: regions shaded by their value, rows by y."""
+    values = tree.value[leaves, 0]
+    cmap = cmap or "viridis"
+    lo = float(values.min()) if y is None else float(min(values.min(), np.min(y)))
+    hi = float(values.max()) if y is None else float(max(values.max(), np.max(y)))
+    mesh = ax.pcolormesh(G0, G1, values, cmap=cmap, vmin=lo, vmax=hi, alpha=0.35,
+                         shading="nearest", zorder=0)
+    for leaf in np.unique(leaves)[:500]:
+        ax.contour(G0, G1, (leaves == leaf).astype(float), levels=[0.5], colors="k",
+                   linewidths=0.8, zorder=1)
+    if y is None:
+        ax.scatter(A[:, 0], A[:, 1], s=12, c="0.2", zorder=2)
+    else:
+        ax.scatter(A[:, 0], A[:, 1], s=14, c=np.asarray(y, np.float64), cmap=cmap, vmin=lo,
+                   vmax=hi, edgecolor="k", linewidth=0.4, zorder=2)
+    ax.figure.colorbar(mesh, ax=ax, label="value")
+    features = list(names) if names is not None else list(tree.feature_names or ("x0", "x1"))
+    ax.set_xlabel(str(features[0]))
+    ax.set_ylabel(str(features[1]))
+    ax.set_xlim(G0[0, 0], G0[0, -1])
+    ax.set_ylim(G1[0, 0], G1[-1, 0])
     return ax

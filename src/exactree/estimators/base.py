@@ -1,8 +1,12 @@
-"""The scikit-learn base every exactree classifier derives from.
+"""The scikit-learn bases every exactree estimator derives from.
+
+:class:`TreeEstimatorBase` holds what does not depend on the task: parameter validation, input
+checks, categorical columns, the fit pipeline (progress lines, Ctrl-C, the fit report),
+``apply`` and the exports. :class:`TreeClassifierBase` adds labels, ``class_weight``,
+``predict``/``predict_proba``; the regressor (:mod:`.regressor`) adds numeric targets.
 
 A subclass declares ``_parameter_constraints``, stores its parameters in a keyword-only
-``__init__``, and implements :meth:`TreeClassifierBase._solve`. Input checking, label encoding,
-categorical columns, prediction and the fit report are shared here.
+``__init__``, and implements ``_solve``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from ..tree.tree import prefer_compiled
 from ..tree.compiled import predict_leaves
 from ._params import Interval, InvalidParameterError, StrOptions, validate_params
 
-__all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase"]
+__all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase",
+           "TreeEstimatorBase"]
 
 
 def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None = None) -> None:
@@ -49,21 +54,18 @@ def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None
         raise nonfinite_error(A[:, bad], finite[:, bad], f"{bad} (x{bad})", estimator)
 
 
-class TreeClassifierBase(ClassifierMixin, BaseEstimator):
-    """Shared fit/predict plumbing for exactree classifiers.
+class TreeEstimatorBase(BaseEstimator):
+    """Task-neutral fit plumbing for exactree estimators (see the module docstring).
 
-    Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for DataFrames
-    with string column names), ``tree_`` (:class:`~exactree.tree.Tree`), ``objective_``,
-    ``lower_bound_``, ``upper_bound_``, ``gap_``, ``status_``, ``fit_time_``, ``stats_``,
+    Fitted attributes: ``n_features_in_``, ``feature_names_in_`` (for DataFrames with string
+    column names), ``tree_`` (:class:`~exactree.tree.Tree`), ``objective_``, ``lower_bound_``,
+    ``upper_bound_``, ``gap_``, ``status_``, ``fit_time_``, ``stats_``,
     ``feature_importances_``.
-
-    A subclass with a ``class_weight`` parameter (None, ``"balanced"`` or a dict of label ->
-    weight) gets it applied here: fitting with it is identical to fitting with the matching
-    ``sample_weight`` (multiplied into any ``sample_weight`` given).
 
     A subclass whose splits route missing values sets ``_allow_nan = True``: numeric columns
     may then hold NaN (``None``/``pandas.NA`` too) in fit and predict; the others refuse NaN
-    with an error naming the column.
+    with an error naming the column. A subclass implements :meth:`_encode_target` (the target
+    as the solver takes it, and the final row weights) and :meth:`_solve`.
     """
 
     _parameter_constraints: dict = {}
@@ -110,18 +112,20 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         return FeatureEncoder(categorical=getattr(self, "categorical_features", None),
                               allow_nan=self._allow_nan, estimator=type(self).__name__)
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeClassifierBase:
-        """Fit the tree to ``X`` (array or DataFrame) and labels ``y``."""
-        return self._fit(X, y, sample_weight, self._solve)
+    @abstractmethod
+    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(target, weights)``: ``y`` checked and encoded for the solver (class indices, or
+        float targets), and the row weights (``sample_weight`` checked, times any class
+        weight). Sets the target's fitted attributes (``classes_``)."""
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any, solve) -> TreeClassifierBase:
+    def _fit(self, X: Any, y: Any, sample_weight: Any, solve) -> TreeEstimatorBase:
         """Validate and encode the input, run ``solve`` on it and store its result."""
         self._validate_params()
         X = self._check_X(X, reset=True)
-        check_consistent_length(X, y)
-        self.classes_, y_index = encode_labels(y)
-        w = check_sample_weight(sample_weight, len(y_index))
-        w = self._class_weighted(w, y_index)
+        if y is not None:
+            check_consistent_length(X, y)
+        y_index, w = self._encode_target(y, sample_weight)
+        check_consistent_length(X, y_index)
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
         # Rows of weight zero change no objective; dropping them keeps them from adding
@@ -143,6 +147,83 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         progress.finish(result.status, result.objective, result.lower_bound, result.stats)
         self._store(result)
         return self
+
+    def _name_tree(self, tree: Any) -> None:
+        """Put the target's names on a solver's tree (classifiers: the class names)."""
+
+    def _store(self, result: SolveResult) -> None:
+        tree = result.tree
+        tree.feature_names = tuple(c.name for c in self.encoder_.columns_)
+        self._name_tree(tree)
+        tree.categories = tuple(c.categories for c in self.encoder_.columns_)
+        self.tree_ = tree
+        self.objective_ = result.objective
+        self.lower_bound_ = result.lower_bound
+        self.upper_bound_ = result.upper_bound
+        self.gap_ = result.gap
+        self.status_ = result.status
+        self.stats_ = result.stats
+
+    @abstractmethod
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        """Solve on the encoded matrix ``X`` (categorical columns as codes) and target ``y``."""
+
+    def _encode(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        return self.encoder_.transform(self._check_X(X, reset=False))
+
+    def _leaves(self, X: Any) -> np.ndarray:
+        """Leaf ids of the encoded rows: the compiled kernel only where it pays (see
+        :func:`~exactree.tree.tree.prefer_compiled`), traversal otherwise."""
+        method = "compiled" if prefer_compiled(self.tree_, len(X)) else "traversal"
+        if method == "compiled":
+            note_compiling()
+        return predict_leaves(self.tree_, X, method=method)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index (in ``tree_``) of the leaf every row reaches."""
+        return self._leaves(self._encode(X))
+
+    def export_text(self) -> str:
+        """The fitted tree as indented text with feature (and class) names."""
+        check_is_fitted(self, "tree_")
+        return export_text(self.tree_)
+
+    def export_graphviz(self) -> str:
+        """The fitted tree in Graphviz DOT."""
+        check_is_fitted(self, "tree_")
+        return export_graphviz(self.tree_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.input_tags.allow_nan = self._allow_nan
+        return tags
+
+
+class TreeClassifierBase(ClassifierMixin, TreeEstimatorBase):
+    """Shared fit/predict plumbing for exactree classifiers.
+
+    Fitted attributes: those of :class:`TreeEstimatorBase`, and ``classes_``.
+
+    A subclass with a ``class_weight`` parameter (None, ``"balanced"`` or a dict of label ->
+    weight) gets it applied here: fitting with it is identical to fitting with the matching
+    ``sample_weight`` (multiplied into any ``sample_weight`` given).
+    """
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeClassifierBase:
+        """Fit the tree to ``X`` (array or DataFrame) and labels ``y``."""
+        return self._fit(X, y, sample_weight, self._solve)
+
+    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        self.classes_, y_index = encode_labels(y)
+        w = check_sample_weight(sample_weight, len(y_index))
+        return y_index, self._class_weighted(w, y_index)
+
+    def _name_tree(self, tree: Any) -> None:
+        tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c
+                                 for c in self.classes_)
 
     def _class_weighted(self, w: np.ndarray, y_index: np.ndarray) -> np.ndarray:
         """``w`` times the weight of each row's class under ``class_weight`` (scikit-learn's
@@ -173,40 +254,6 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.tree_.feature_importances()
 
-    def _store(self, result: SolveResult) -> None:
-        tree = result.tree
-        tree.feature_names = tuple(c.name for c in self.encoder_.columns_)
-        tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c for c in self.classes_)
-        tree.categories = tuple(c.categories for c in self.encoder_.columns_)
-        self.tree_ = tree
-        self.objective_ = result.objective
-        self.lower_bound_ = result.lower_bound
-        self.upper_bound_ = result.upper_bound
-        self.gap_ = result.gap
-        self.status_ = result.status
-        self.stats_ = result.stats
-
-    @abstractmethod
-    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
-               columns: list[Column]) -> SolveResult:
-        """Solve on the encoded matrix ``X`` (categorical columns as codes), class indices ``y``."""
-
-    def _encode(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "tree_")
-        return self.encoder_.transform(self._check_X(X, reset=False))
-
-    def _leaves(self, X: Any) -> np.ndarray:
-        """Leaf ids of the encoded rows: the compiled kernel only where it pays (see
-        :func:`~exactree.tree.tree.prefer_compiled`), traversal otherwise."""
-        method = "compiled" if prefer_compiled(self.tree_, len(X)) else "traversal"
-        if method == "compiled":
-            note_compiling()
-        return predict_leaves(self.tree_, X, method=method)
-
-    def apply(self, X: Any) -> np.ndarray:
-        """Index (in ``tree_``) of the leaf every row reaches."""
-        return self._leaves(self._encode(X))
-
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class label of every row."""
         leaves = self._leaves(self._encode(X))  # checks it is fitted first
@@ -216,20 +263,3 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
         leaves = self._leaves(self._encode(X))
         return self.tree_.leaf_proba()[leaves]
-
-    def export_text(self) -> str:
-        """The fitted tree as indented text with feature and class names."""
-        check_is_fitted(self, "tree_")
-        return export_text(self.tree_)
-
-    def export_graphviz(self) -> str:
-        """The fitted tree in Graphviz DOT."""
-        check_is_fitted(self, "tree_")
-        return export_graphviz(self.tree_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        tags.input_tags.allow_nan = self._allow_nan
-        return tags
-

@@ -13,7 +13,9 @@ A binary tree with ``L`` leaves and ``L − 1`` internal (split) nodes becomes f
     Bitvector (structure) matrix. Rows are the leaves left to right, columns the internal nodes
     in preorder; column ``j`` is 0 exactly on the leaves of node ``j``'s *left* subtree.
 ``v`` (n_leaves x n_classes)
-    Leaf values: the weighted training class totals of each leaf (``Tree.value`` rows).
+    Leaf values: the weighted training class totals of each leaf (``Tree.value`` rows). For a
+    regression tree (``regression=True``) the three columns ``(mean, weight, impurity)`` of each
+    leaf (see :class:`~exactree.tree.Tree`); it predicts the mean.
 
 ``σ`` is the step ``σ(z) = 1 if z > 0 else 0``, so a node is "false" (goes right) when its rule
 value exceeds the threshold, which is exactly the :class:`~exactree.tree.Tree` convention "left
@@ -154,6 +156,22 @@ def _dfs(tree: Tree) -> tuple[list[int], np.ndarray, np.ndarray]:
     return order, first, end
 
 
+# ------------------------------------------------------------------------------- regression
+def regression_rows(tree: Tree) -> np.ndarray:
+    """A regression tree's nodes as ``(mean, weight, impurity)`` rows."""
+    return np.column_stack([tree.value[:, 0], tree.node_weight, tree.impurity])
+
+
+def merge_regression(rows: np.ndarray) -> np.ndarray:
+    """``(mean, weight, impurity)`` of the union of disjoint nodes given as such rows: the
+    weighted mean, the summed weight, and the summed impurity plus each part's weight times its
+    squared distance to the joint mean."""
+    weight = float(rows[:, 1].sum())
+    mean = float(rows[:, 0] @ rows[:, 1]) / weight if weight > 0 else float(rows[:, 0].mean())
+    impurity = float(rows[:, 2].sum() + rows[:, 1] @ (rows[:, 0] - mean) ** 2)
+    return np.array([mean, weight, impurity])
+
+
 # ------------------------------------------------------------------------------ categorical
 def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
     """An equivalent binary tree: every categorical node becomes a chain of ``code <= c + 0.5``
@@ -164,22 +182,24 @@ def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
     Internal values of the chain are the sums of the *distinct* original children they cover, so
     duplicated subtrees are not double-counted there; leaves keep their original values.
     """
-    b = TreeBuilder(tree.n_features, tree.n_classes)
+    regression = tree.is_regression
+    b = TreeBuilder(tree.n_features, tree.n_classes, regression=regression)
+    values = regression_rows(tree) if regression else tree.value
     origin: dict[int, int] = {}
 
     def emit(i: int) -> int:
         kind = tree.kind[i]
         kids = tree.children(i).tolist()
         if kind == LEAF:
-            new = b.leaf(tree.value[i], tree.label[i])
+            new = b.leaf(values[i], tree.label[i])
         elif kind == THRESHOLD:
             new = b.threshold(tree.feature[i], tree.threshold[i], [emit(k) for k in kids],
-                              tree.value[i], tree.label[i],
+                              values[i], tree.label[i],
                               missing_left=bool(tree.missing_left[i]))
         elif kind == LINEAR:
             lo, hi = tree.rule_ptr[i], tree.rule_ptr[i + 1]
             new = b.linear(tree.rule_coef[lo:hi], tree.rule_powers[lo:hi], tree.threshold[i],
-                           [emit(k) for k in kids], tree.value[i], tree.label[i])
+                           [emit(k) for k in kids], values[i], tree.label[i])
         else:
             runs: list[tuple[int, int]] = []  # (child, last code of the run)
             for code, k in enumerate(kids):
@@ -191,9 +211,13 @@ def _expand_categorical(tree: Tree) -> tuple[Tree, np.ndarray]:
             covered = {runs[-1][0]}
             for k, last in reversed(runs[:-1]):
                 covered.add(k)
-                value = tree.value[sorted(covered)].sum(axis=0)
-                new = b.threshold(tree.feature[i], last + 0.5, [emit(k), new], value,
-                                  int(np.argmax(value)))
+                if regression:
+                    value = merge_regression(values[sorted(covered)])
+                    label = 0
+                else:
+                    value = tree.value[sorted(covered)].sum(axis=0)
+                    label = int(np.argmax(value))
+                new = b.threshold(tree.feature[i], last + 0.5, [emit(k), new], value, label)
             if len(runs) > 1:
                 origin[new] = i  # the chain's first test stands for the categorical node
             return new
@@ -236,7 +260,8 @@ class CompiledTree:
     :meth:`to_tree` gives back the compiled tree exactly. ``missing_left`` (by column of
     ``B``): whether a missing value goes left at an axis-parallel node (default: to the side
     whose leaves hold more weight in ``v``, the left on a tie); ``missing_seen`` (per feature):
-    as :attr:`Tree.missing_seen`.
+    as :attr:`Tree.missing_seen`. ``regression``: ``v`` and ``internal_value`` hold
+    ``(mean, weight, impurity)`` rows and :meth:`predict` returns the mean.
     """
 
     def __init__(
@@ -261,7 +286,9 @@ class CompiledTree:
         internal_label: Any = None,
         missing_left: Any = None,
         missing_seen: Any = None,
+        regression: bool = False,
     ) -> None:
+        self.regression = bool(regression)
         self.B = np.asarray(B)
         if self.B.ndim == 2 and np.all((self.B == 0) | (self.B == 1)):
             self.B = self.B.astype(np.uint8)
@@ -282,7 +309,10 @@ class CompiledTree:
             self.v = self.v[:, None]
         if self.v.ndim != 2 or self.v.shape[0] != n_leaves:
             raise ValueError(f"v must have one row per leaf ({n_leaves}), got shape {self.v.shape}")
-        self.labels = (np.argmax(self.v, axis=1) if labels is None
+        if self.regression and self.v.shape[1] != 3:
+            raise ValueError("a regression tree's v needs the columns (mean, weight, impurity)")
+        self.labels = (np.zeros(n_leaves, np.int64) if labels is None and self.regression
+                       else np.argmax(self.v, axis=1) if labels is None
                        else np.asarray(labels, np.int64).reshape(-1))
         if self.labels.shape != (n_leaves,) or np.any(self.labels < 0) or \
                 np.any(self.labels >= self.v.shape[1]):
@@ -340,22 +370,27 @@ class CompiledTree:
             self.leaf_node = self._tree_leaf_ids()
         if self.leaf_node.shape != (n_leaves,):
             raise ValueError(f"leaf_node must have one entry per leaf ({n_leaves})")
+        width = self.v.shape[1]
         if internal_value is None:
             ends = self._column_ends()
-            internal_value = np.array([self.v[self._lo[j]:ends[j]].sum(axis=0)
-                                       for j in range(n_int)]).reshape(n_int, self.n_classes)
+            merge = merge_regression if self.regression else lambda v: v.sum(axis=0)
+            internal_value = np.array([merge(self.v[self._lo[j]:ends[j]])
+                                       for j in range(n_int)]).reshape(n_int, width)
         self.internal_value = np.asarray(internal_value, np.float64)
-        if self.internal_value.shape != (n_int, self.n_classes):
-            raise ValueError(f"internal_value must have shape ({n_int}, {self.n_classes})")
-        self.internal_label = (np.argmax(self.internal_value, axis=1).astype(np.int64)
+        if self.internal_value.shape != (n_int, width):
+            raise ValueError(f"internal_value must have shape ({n_int}, {width})")
+        self.internal_label = (np.zeros(n_int, np.int64) if internal_label is None and
+                               self.regression else
+                               np.argmax(self.internal_value, axis=1).astype(np.int64)
                                if internal_label is None
                                else np.asarray(internal_label, np.int64).reshape(-1))
         if self.internal_label.shape != (n_int,) or np.any(self.internal_label < 0) or \
-                np.any(self.internal_label >= self.n_classes):
+                np.any(self.internal_label >= width):
             raise ValueError("internal_label must hold one class index per internal node")
         if missing_left is None:  # the heavier side, as Tree's default
             ends = self._column_ends()
-            weight = np.r_[0.0, np.cumsum(self.v.sum(axis=1))]
+            weight = np.r_[0.0, np.cumsum(self.v[:, 1] if self.regression
+                                          else self.v.sum(axis=1))]
             missing_left = (weight[self._mid] - weight[self._lo]
                             >= weight[ends] - weight[self._mid])
         self.missing_left = np.asarray(missing_left, np.bool_).reshape(-1)
@@ -426,6 +461,10 @@ class CompiledTree:
         self._init = np.zeros(n_words, np.uint64)
         np.bitwise_or.at(self._init, word, np.uint64(1) << bit)
         self._Bt32 = np.ascontiguousarray(self.B.T, np.float32)
+        if self.regression:
+            self._proba = None
+            self._mean = np.ascontiguousarray(self.v[:, 0])
+            return
         total = self.v.sum(axis=1, keepdims=True)
         proba = np.divide(self.v, total, out=np.zeros_like(self.v), where=total > 0)
         empty = total[:, 0] <= 0
@@ -443,7 +482,7 @@ class CompiledTree:
 
     @property
     def n_classes(self) -> int:
-        return self.v.shape[1]
+        return 1 if self.regression else self.v.shape[1]
 
     def __repr__(self) -> str:
         return (f"CompiledTree(n_leaves={self.n_leaves}, n_internal={self.n_internal}, "
@@ -458,7 +497,7 @@ class CompiledTree:
         if not isinstance(other, CompiledTree):
             return NotImplemented
         return all(np.array_equal(getattr(self, a), getattr(other, a)) for a in self._ARRAYS) and \
-            (self.feature_names, self.class_names, self.categories) == \
+            self.regression == other.regression and (self.feature_names, self.class_names, self.categories) == \
             (other.feature_names, other.class_names, other.categories)
 
     __hash__ = None  # type: ignore[assignment]
@@ -567,13 +606,17 @@ class CompiledTree:
         return self.leaf_node[self.leaf_rows(X, method=method)]
 
     def predict(self, X: Any, *, method: str = "auto") -> Any:
-        """Class index predicted for every row (as :meth:`Tree.predict`)."""
+        """Class index predicted for every row (as :meth:`Tree.predict`; a regression tree's
+        leaf mean)."""
+        table = self._mean if self.regression else self.labels
         if _foreign(X):
-            return self._apply_xp(X, self.labels)
-        return self.labels[self.leaf_rows(X, method=method)]
+            return self._apply_xp(X, table)
+        return table[self.leaf_rows(X, method=method)]
 
     def predict_proba(self, X: Any, *, method: str = "auto") -> Any:
         """Class probabilities of each row's leaf (as :meth:`Tree.predict_proba`)."""
+        if self.regression:
+            raise ValueError("a regression tree has no class probabilities")
         if _foreign(X):
             return self._apply_xp(X, self._proba)
         return self._proba[self.leaf_rows(X, method=method)]
@@ -687,7 +730,7 @@ class CompiledTree:
         kind = np.zeros(n_nodes, np.int8)
         feature = np.full(n_nodes, -1, np.int64)
         threshold = np.full(n_nodes, np.nan)
-        value = np.zeros((n_nodes, self.n_classes))
+        value = np.zeros((n_nodes, self.v.shape[1]))
         label = np.zeros(n_nodes, np.int64)
         left = np.full(n_nodes, -1, np.int64)
         right = np.full(n_nodes, -1, np.int64)
@@ -730,9 +773,13 @@ class CompiledTree:
                                              self.node_kind[j] == LINEAR else 0)
         missing_left = np.zeros(n_nodes, np.bool_)
         missing_left[internal] = self.missing_left[column[internal]]
+        regression = {}
+        if self.regression:
+            regression = {"node_weight": value[:, 1].copy(), "impurity": value[:, 2].copy()}
+            value = value[:, :1].copy()
         return Tree(
             kind=kind, feature=feature, threshold=threshold, child_ptr=child_ptr, child=child,
-            value=value, label=label, n_features=self.n_features, rule_ptr=rule_ptr,
+            value=value, label=label, **regression, n_features=self.n_features, rule_ptr=rule_ptr,
             missing_left=missing_left, missing_seen=self.missing_seen,
             rule_coef=np.concatenate(coef) if coef else np.zeros(0),
             rule_powers=(np.concatenate(powers) if powers
@@ -748,7 +795,8 @@ class CompiledTree:
         Holds ``S``, ``t``, ``B``, ``v`` and the optional arrays, plus the names as JSON;
         :meth:`load` reads it back.
         """
-        meta = {"format": _FORMAT, "feature_names": _listify(self.feature_names),
+        meta = {"format": _FORMAT, "regression": self.regression,
+                "feature_names": _listify(self.feature_names),
                 "class_names": _listify(self.class_names),
                 "categories": None if self.categories is None else
                 [_listify(c) for c in self.categories]}
@@ -767,7 +815,8 @@ class CompiledTree:
             arrays = {a: data[a] for a in cls._ARRAYS if a in data}  # older files lack some
         S, t, B, v = (arrays.pop(a) for a in ("S", "t", "B", "v"))
         return cls(S, t, B, v, **arrays, feature_names=meta["feature_names"],
-                   class_names=meta["class_names"], categories=meta["categories"])
+                   class_names=meta["class_names"], categories=meta["categories"],
+                   regression=bool(meta.get("regression", False)))
 
 
 def _listify(x: Any) -> Any:
@@ -835,12 +884,14 @@ def compile_tree(tree: Tree) -> CompiledTree:
     leaf_node = np.array(leaves, np.int64)
     if leaf_origin is not None:
         leaf_node = leaf_origin[leaf_node]
+    values = regression_rows(tree) if tree.is_regression else tree.value
     return CompiledTree(
-        S, tree.threshold[internal], B, tree.value[leaves], labels=tree.label[leaves],
+        S, tree.threshold[internal], B, values[leaves], labels=tree.label[leaves],
+        regression=tree.is_regression,
         powers=powers, node_kind=node_kind, rule_ptr=rule_ptr, rule_monomial=rule_mono,
         rule_coef=rule_coef, leaf_node=leaf_node, feature_names=tree.feature_names,
         class_names=tree.class_names, categories=tree.categories, category_codes=codes,
-        internal_value=tree.value[internal], internal_label=tree.label[internal],
+        internal_value=values[internal], internal_label=tree.label[internal],
         missing_left=tree.missing_left[internal] & (tree.kind[internal] == THRESHOLD),
         missing_seen=tree.missing_seen)
 

@@ -20,6 +20,8 @@ def _names(tree: Tree, feature_names: Sequence[str] | None, class_names: Sequenc
     if len(features) != tree.n_features:
         raise ValueError(f"feature_names needs {tree.n_features} names, got {len(features)}")
     classes = list(range(tree.n_classes))
+    if tree.is_regression:
+        return features, classes  # no classes: leaves show their value
     for names in (class_names, tree.class_names):
         if names is not None:
             classes = list(names)
@@ -80,6 +82,9 @@ def branch_labels(tree: Tree, node: int, features: Sequence[str]) -> list[tuple[
 
 
 def _leaf_text(tree: Tree, node: int, classes: Sequence[Any]) -> str:
+    if tree.is_regression:
+        return (f"value: {_number(tree.value[node, 0])}  (weight "
+                f"{_number(tree.node_weight[node])}, squared error {_number(tree.impurity[node])})")
     counts = tree.value[node]
     return f"class: {classes[tree.label[node]]}  (weights {', '.join(_number(c) for c in counts)})"
 
@@ -117,7 +122,8 @@ def export_graphviz(tree: Tree, feature_names: Sequence[str] | None = None,
         if tree.kind[node] == LEAF:
             label = _leaf_text(tree, node, classes)
         else:
-            label = f"samples weight {_number(tree.value[node].sum())}"
+            weight = tree.node_weight[node] if tree.is_regression else tree.value[node].sum()
+            label = f"samples weight {_number(weight)}"
         out.append(f'{node} [label="{_dot_escape(label)}"];')
         if tree.kind[node] != LEAF:
             for child, text in branch_labels(tree, node, features):

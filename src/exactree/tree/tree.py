@@ -28,6 +28,14 @@ values in a column has the side of every split on that column chosen by the fit
 (``missing_seen[feature]`` is true there, and the exports show the side); elsewhere a missing
 value goes to the child that more training weight reached (the left one on a tie), which is
 the default :class:`TreeBuilder` and the constructor give.
+
+Regression trees
+----------------
+A regression tree (``Tree.is_regression``) has ``value`` of shape ``(n_nodes, 1)``: the
+weighted mean of the training targets reaching each node (its prediction), plus ``node_weight``
+(the training weight reaching each node) and ``impurity`` (its weighted sum of squared errors
+taken as a leaf). ``label`` is all zeros and there are no class names. Classification trees
+leave both arrays ``None``.
 """
 
 from __future__ import annotations
@@ -134,14 +142,15 @@ def _numbers(values: np.ndarray) -> np.ndarray:
 
 
 def default_missing_left(kind: np.ndarray, child_ptr: np.ndarray, child: np.ndarray,
-                         value: np.ndarray) -> np.ndarray:
+                         value: np.ndarray, node_weight: np.ndarray | None = None) -> np.ndarray:
     """Per node: whether a missing value goes left, for splits whose column had no missing
     values at fit time: to the child more training weight reached (left on a tie), as
-    scikit-learn's trees do. Meaningful for THRESHOLD nodes only (false elsewhere)."""
+    scikit-learn's trees do. Meaningful for THRESHOLD nodes only (false elsewhere). The weight
+    of a node is its ``value`` total, or ``node_weight`` when given (regression trees)."""
     out = np.zeros(len(kind), np.bool_)
     binary = np.flatnonzero(kind == THRESHOLD)
     if len(binary):
-        weight = value.sum(axis=1)
+        weight = value.sum(axis=1) if node_weight is None else node_weight
         left, right = child[child_ptr[binary]], child[child_ptr[binary] + 1]
         out[binary] = weight[left] >= weight[right]
     return out
@@ -175,6 +184,9 @@ class Tree:
 
     ``missing_seen`` (bool, one per feature): the column held missing values at fit time, so
     the sides of its splits were chosen by the fit (default: none).
+
+    Regression trees (see the module docstring) also hold ``node_weight`` and ``impurity``
+    (float64, one per node); ``value`` is then the ``(n_nodes, 1)`` leaf means.
     """
 
     def __init__(
@@ -196,6 +208,8 @@ class Tree:
         categories: Sequence[Sequence[Any] | None] | None = None,
         missing_left: np.ndarray | None = None,
         missing_seen: Sequence[bool] | None = None,
+        node_weight: np.ndarray | None = None,
+        impurity: np.ndarray | None = None,
         check: bool = True,
     ) -> None:
         n = len(kind)
@@ -222,11 +236,15 @@ class Tree:
         self.missing_left = None if missing_left is None else np.asarray(missing_left, np.bool_)
         self.missing_seen = (np.zeros(self.n_features, np.bool_) if missing_seen is None
                              else np.asarray(missing_seen, dtype=np.bool_).reshape(-1))
+        if (node_weight is None) != (impurity is None):
+            raise ValueError("a regression tree needs both node_weight and impurity")
+        self.node_weight = None if node_weight is None else np.asarray(node_weight, np.float64)
+        self.impurity = None if impurity is None else np.asarray(impurity, np.float64)
         if check:  # off only for trees built from a solver's output, valid by construction
             self._check()
         if self.missing_left is None:  # after the check: it reads the children
             self.missing_left = default_missing_left(self.kind, self.child_ptr, self.child,
-                                                     self.value)
+                                                     self.value, self.node_weight)
 
     # ------------------------------------------------------------------ structure
     def _check(self) -> None:
@@ -262,6 +280,14 @@ class Tree:
             raise ValueError("Tree.label holds a class index out of range")
         if self.missing_seen.shape != (self.n_features,):
             raise ValueError(f"Tree.missing_seen needs {self.n_features} entries")
+        if self.is_regression:
+            for name in ("node_weight", "impurity"):
+                if getattr(self, name).shape != (n,):
+                    raise ValueError(f"Tree.{name} must have shape ({n},)")
+            if self.value.shape[1] != 1:
+                raise ValueError(f"a regression tree's value must have shape ({n}, 1)")
+            if self.class_names is not None:
+                raise ValueError("a regression tree has no class_names")
         for name, size in (("feature_names", self.n_features), ("categories", self.n_features),
                            ("class_names", self.value.shape[1])):
             names = getattr(self, name)
@@ -285,6 +311,11 @@ class Tree:
     @property
     def n_classes(self) -> int:
         return self.value.shape[1]
+
+    @property
+    def is_regression(self) -> bool:
+        """Whether the leaves predict numbers (weighted means), not classes."""
+        return getattr(self, "impurity", None) is not None  # trees pickled before lack it
 
     @property
     def n_leaves(self) -> int:
@@ -367,7 +398,9 @@ class Tree:
         return f"{f} ({self.feature_names[f]!r})" if self.feature_names is not None else str(f)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class index predicted for every row."""
+        """Class index predicted for every row (regression trees: the leaf's mean)."""
+        if self.is_regression:
+            return self.value[self.apply(X), 0]
         return self.label[self.apply(X)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -379,6 +412,8 @@ class Tree:
 
     def leaf_proba(self) -> np.ndarray:
         """Class probabilities of every node (rows of ``value`` normalised)."""
+        if self.is_regression:
+            raise ValueError("a regression tree has no class probabilities")
         total = self.value.sum(axis=1, keepdims=True)
         proba = np.divide(self.value, total, out=np.zeros_like(self.value), where=total > 0)
         empty = total[:, 0] <= 0
@@ -393,9 +428,11 @@ class Tree:
         contributions are summed per feature and normalised to sum to 1 (all zeros when no
         split lowers the training error, e.g. a single leaf). A LINEAR (oblique or polynomial)
         node shares its decrease equally among the features its rule uses (non-zero
-        coefficient). Features the tree never tests get exactly 0.
+        coefficient). Features the tree never tests get exactly 0. Regression trees use the
+        weighted sum of squared errors (``impurity``) instead of the misclassification.
         """
-        error = self.value.sum(axis=1) - self.value.max(axis=1)
+        error = (self.impurity if self.is_regression
+                 else self.value.sum(axis=1) - self.value.max(axis=1))
         out = np.zeros(self.n_features, np.float64)
         for node in np.flatnonzero(self.kind != LEAF):
             kids = np.unique(self.children(node))
@@ -436,6 +473,9 @@ class Tree:
         d["categories"] = None if self.categories is None else [
             None if c is None else [_plain(v) for v in c] for c in self.categories
         ]
+        if self.is_regression:  # absent from classification trees (their format is unchanged)
+            d["node_weight"] = self.node_weight.tolist()
+            d["impurity"] = self.impurity.tolist()
         return d
 
     @classmethod
@@ -467,9 +507,15 @@ class Tree:
                             any(not isinstance(v, bool) for v in d[name]):
                         raise ValueError(f"{name} must be a list of booleans")
                     missing[name] = np.array(d[name], np.bool_)
+            regression = {}
+            if d.get("node_weight") is not None or d.get("impurity") is not None:
+                for name in ("node_weight", "impurity"):
+                    if not isinstance(d.get(name), list):
+                        raise ValueError(f"{name} must be a list of numbers")
+                    regression[name] = np.array(d[name], np.float64)
             return cls(**arrays, n_features=n_features, feature_names=d.get("feature_names"),
                        class_names=d.get("class_names"), categories=d.get("categories"),
-                       **missing)
+                       **missing, **regression)
         except (TypeError, ValueError, OverflowError, IndexError) as e:
             raise ValueError(f"not a valid exactree tree description: {e}") from None
 
@@ -483,6 +529,9 @@ class Tree:
             and np.array_equal(self.rule_powers, other.rule_powers)
             and np.array_equal(self._routing(), other._routing())
             and np.array_equal(self.missing_seen, other.missing_seen)
+            and self.is_regression == other.is_regression
+            and (not self.is_regression or (np.array_equal(self.node_weight, other.node_weight)
+                                            and np.array_equal(self.impurity, other.impurity)))
             and (self.feature_names, self.class_names, self.categories)
             == (other.feature_names, other.class_names, other.categories)
         )
@@ -494,8 +543,9 @@ class Tree:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
+        last = "regression=True" if self.is_regression else f"n_classes={self.n_classes}"
         return (f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, max_depth={self.max_depth}, "
-                f"n_features={self.n_features}, n_classes={self.n_classes})")
+                f"n_features={self.n_features}, {last})")
 
 
 # Rough costs in seconds behind :func:`prefer_compiled`, measured on a 2-core VM
@@ -569,10 +619,17 @@ class TreeBuilder:
     >>> root = b.threshold(0, 0.5, [left, right], [3, 2], 0)
     >>> b.build(root).n_leaves
     2
+
+    With ``regression=True`` (and ``n_classes=1``) every node's ``value`` is the triple
+    ``(mean, weight, impurity)`` (see :class:`Tree`) and ``label`` is 0.
     """
 
-    def __init__(self, n_features: int, n_classes: int) -> None:
+    def __init__(self, n_features: int, n_classes: int, *, regression: bool = False) -> None:
+        if regression and n_classes != 1:
+            raise ValueError("a regression tree builder needs n_classes=1")
         self.n_features, self.n_classes = n_features, n_classes
+        self.regression = regression
+        self._width = 3 if regression else n_classes
         # (kind, feature, threshold, children, value, label, rule, missing_left or None)
         self._nodes: list[tuple[int, int, float, list[int], np.ndarray, int, Any, Any]] = []
 
@@ -580,8 +637,8 @@ class TreeBuilder:
              value: Sequence[float], label: int, rule: Any = None,
              missing_left: bool | None = None) -> int:
         value = np.asarray(value, np.float64)
-        if value.shape != (self.n_classes,):
-            raise ValueError(f"node value must have {self.n_classes} entries")
+        if value.shape != (self._width,):
+            raise ValueError(f"node value must have {self._width} entries")
         self._nodes.append((kind, int(feature), float(threshold), [int(c) for c in children],
                             value, int(label), rule,
                             None if missing_left is None else bool(missing_left)))
@@ -638,8 +695,12 @@ class TreeBuilder:
                 rule_powers.extend(rule[1])
             rule_ptr.append(len(rule_coef))
         kind, ptr, child = np.array(kind), np.array(ptr), np.array(child, np.int64)
-        value = np.array([self._nodes[i][4] for i in order]).reshape(len(order), self.n_classes)
-        missing_left = default_missing_left(kind, ptr, child, value)
+        value = np.array([self._nodes[i][4] for i in order]).reshape(len(order), self._width)
+        extra: dict[str, np.ndarray] = {}
+        if self.regression:
+            extra = {"node_weight": value[:, 1].copy(), "impurity": value[:, 2].copy()}
+            value = value[:, :1].copy()
+        missing_left = default_missing_left(kind, ptr, child, value, extra.get("node_weight"))
         for new, i in enumerate(order):
             if self._nodes[i][7] is not None:
                 missing_left[new] = self._nodes[i][7]
@@ -649,5 +710,5 @@ class TreeBuilder:
             label=np.array([self._nodes[i][5] for i in order]),
             rule_ptr=np.array(rule_ptr), rule_coef=np.array(rule_coef, np.float64),
             rule_powers=np.array(rule_powers, np.int64).reshape(-1, self.n_features),
-            n_features=self.n_features, check=check, **names,
+            n_features=self.n_features, check=check, **extra, **names,
         )
