@@ -141,3 +141,20 @@ def test_boundary_thresholds_can_lose_the_optimum_at_depth_two():
     boundary = optimal_cost(Binarizer("boundary").fit(X, y, cols).transform(X), y, 2, 2)
     assert exact == _best_raw_tree(X, y, 2) == 0
     assert boundary == 1
+
+
+@pytest.mark.parametrize("n", [40, 300, 2000])
+def test_threshold_ranks_of_every_cardinality(n):
+    """Ranks (thresholds below each value) and midpoints, whichever way a column is ranked:
+    searched (few values), argsorted after sorting (short rows of many values), or argsorted
+    once when the first values already show many (long rows), including mixed rows."""
+    rng = np.random.default_rng(n)
+    X = np.column_stack([rng.integers(0, 3, n), rng.normal(size=n), rng.integers(0, 90, n),
+                         np.r_[np.zeros(n // 2), rng.normal(size=n - n // 2)],  # late variety
+                         np.r_[rng.normal(size=n // 2), np.zeros(n - n // 2)]]).astype(float)
+    columns = [Column(f"x{j}") for j in range(X.shape[1])]
+    b = Binarizer().fit(X, np.zeros(n, np.int64), columns, keep_ranks=True)
+    for j in range(X.shape[1]):
+        distinct = np.unique(X[:, j])
+        np.testing.assert_array_equal(b.value_[b.column_ == j], (distinct[:-1] + distinct[1:]) / 2)
+        np.testing.assert_array_equal(b.ranks[j], np.searchsorted(distinct, X[:, j]))

@@ -52,9 +52,27 @@ def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Every midpoint of each row of ``V`` (one numeric column per row, all at once: a few array
     calls instead of several per column) and, with ``want_rank``, each value's rank among its
-    row's distinct values (a binary search for rows of few distinct values, one argsort of the
-    other rows: an argsort of a low-cardinality column costs more than searching it)."""
-    S = np.sort(V, axis=1)
+    row's distinct values.
+
+    Ranks come from one argsort of a row when it has many distinct values; a row of few values
+    is sorted and binary-searched instead (argsorting a low-cardinality row costs more). On long
+    rows the first 256 values tell which kind a row is, so a high-cardinality row is argsorted
+    once and not also sorted."""
+    argsorted = np.zeros(len(V), bool)
+    if want_rank and V.shape[1] >= 1024:
+        head = np.sort(V[:, :256], axis=1)
+        argsorted = (head[:, 1:] != head[:, :-1]).sum(axis=1) >= 32
+    order = None
+    if argsorted.all():
+        order = np.argsort(V, axis=1)
+        S = np.take_along_axis(V, order, axis=1)
+    elif argsorted.any():
+        S = np.empty_like(V)
+        S[~argsorted] = np.sort(V[~argsorted], axis=1)
+        order = np.argsort(V[argsorted], axis=1)
+        S[argsorted] = np.take_along_axis(V[argsorted], order, axis=1)
+    else:
+        S = np.sort(V, axis=1)
     new = S[:, 1:] != S[:, :-1]
     counts = new.sum(axis=1)
     flat = _safe_midpoints(S[:, :-1], S[:, 1:])[new]  # row by row, as needed
@@ -63,17 +81,18 @@ def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], n
     if not want_rank:
         return mids, None
     rank = np.empty(V.shape, np.int64)
-    few = counts < 64
-    for j in np.flatnonzero(few):
+    late = ~argsorted & (counts >= 64)  # many values after all (short rows)
+    for j in np.flatnonzero(~argsorted & ~late):
         rank[j] = np.searchsorted(mids[j], V[j])  # thresholds below the value
-    many = np.flatnonzero(~few)
-    if len(many):
-        order = np.argsort(V[many], axis=1)  # ties need no stable order: they share a rank
-        sorted_rank = np.zeros(order.shape, np.int64)
-        np.cumsum(new[many], axis=1, out=sorted_rank[:, 1:])
-        sub = np.empty(order.shape, np.int64)
-        np.put_along_axis(sub, order, sorted_rank, axis=1)
-        rank[many] = sub
+    for rows, by in ((argsorted, order), (late, None)):
+        if rows.any():  # ties need no stable order: they share a rank
+            if by is None:
+                by = np.argsort(V[rows], axis=1)
+            sorted_rank = np.zeros(by.shape, np.int64)
+            np.cumsum(new[rows], axis=1, out=sorted_rank[:, 1:])
+            sub = np.empty(by.shape, np.int64)
+            np.put_along_axis(sub, by, sorted_rank, axis=1)
+            rank[rows] = sub
     return mids, rank
 
 
