@@ -54,7 +54,7 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
     try:
         if y.dtype.kind not in "biuUS":  # integers and strings are class labels already
             check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = _unique_inverse(y)
     except TypeError:  # e.g. strings and numbers in one object array
         kinds = sorted({type(v).__name__ for v in y.tolist()})
         raise ValueError(f"y mixes labels of types {', '.join(kinds)} that cannot be ordered; "
@@ -65,3 +65,16 @@ def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
             f"y contains only one class ({only!r}); a classifier needs at least two classes"
         )
     return classes, y_index.astype(np.int64)
+
+
+def _unique_inverse(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(y, return_inverse=True)``; integer labels of a small range are counted
+    instead of sorted (a sort is most of a millisecond fit's label encoding)."""
+    if y.dtype.kind in "iu" and len(y):
+        low, high = int(y.min()), int(y.max())
+        if high - low <= 4 * len(y) + 1024:
+            offset = y - low if low else y
+            present = np.bincount(offset, minlength=high - low + 1) > 0
+            classes = (np.flatnonzero(present) + low).astype(y.dtype)
+            return classes, (np.cumsum(present) - 1)[offset]
+    return np.unique(y, return_inverse=True)
