@@ -52,12 +52,35 @@ def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Every midpoint of each row of ``V`` (one numeric column per row, all at once: a few array
     calls instead of several per column) and, with ``want_rank``, each value's rank among its
-    row's distinct values.
+    row's distinct values (the number of thresholds below it).
 
-    Ranks come from one argsort of a row when it has many distinct values; a row of few values
-    is sorted and binary-searched instead (argsorting a low-cardinality row costs more). On long
-    rows the first 256 values tell which kind a row is, so a high-cardinality row is argsorted
-    once and not also sorted."""
+    0/1 rows (binary data) need no sort. Ranks of other rows come from one argsort when a row
+    has many distinct values; a row of few values is sorted and binary-searched instead
+    (argsorting a low-cardinality row costs more). On long rows the first 256 values tell which
+    kind a row is, so a high-cardinality row is argsorted once and not also sorted."""
+    zero_one = ((V == 0) | (V == 1)).all(axis=1)
+    if not zero_one.any():
+        return _sorted_midpoints(V, want_rank)
+    binary = V if zero_one.all() else V[zero_one]
+    ones = binary.sum(axis=1)
+    both = (ones > 0) & (ones < V.shape[1])
+    mids = [np.array([0.5]) if b else np.empty(0) for b in both.tolist()]
+    rank = np.empty(V.shape, np.int64) if want_rank else None
+    if want_rank:
+        rank[zero_one] = binary
+        rank[np.flatnonzero(zero_one)[ones == V.shape[1]]] = 0  # all ones: no threshold
+    if not zero_one.all():
+        rest_mids, rest_rank = _sorted_midpoints(V[~zero_one], want_rank)
+        mids += rest_mids
+        order = np.r_[np.flatnonzero(zero_one), np.flatnonzero(~zero_one)]
+        mids = [mids[i] for i in np.argsort(order)]
+        if want_rank:
+            rank[~zero_one] = rest_rank
+    return mids, rank
+
+
+def _sorted_midpoints(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """:func:`_every_midpoint` for rows that are not all 0/1."""
     argsorted = np.zeros(len(V), bool)
     if want_rank and V.shape[1] >= 1024:
         head = np.sort(V[:, :256], axis=1)
@@ -75,7 +98,7 @@ def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], n
         S = np.sort(V, axis=1)
     new = S[:, 1:] != S[:, :-1]
     counts = new.sum(axis=1)
-    flat = _safe_midpoints(S[:, :-1], S[:, 1:])[new]  # row by row, as needed
+    flat = _safe_midpoints(S[:, :-1][new], S[:, 1:][new])  # row by row, as needed
     ends = np.cumsum(counts)
     mids = [flat[e - c:e] for c, e in zip(counts.tolist(), ends.tolist())]
     if not want_rank:
@@ -151,15 +174,17 @@ class Binarizer:
         self.exact_ = self.thresholds == "exact"
         self.ranks: dict[int, np.ndarray] = {}
         numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
+        every_column = len(numeric) == len(columns)  # then no fancy-indexed copies of X
         nan = np.zeros(len(columns), bool)
         if numeric and len(X):
-            nan[numeric] = np.isnan(X[:, numeric]).any(axis=0)
+            nan[numeric] = np.isnan(X if every_column else X[:, numeric]).any(axis=0)
         self.missing_columns_ = nan
         clean = [j for j in numeric if not nan[j]]
         every: dict[int, np.ndarray] = {}
         ranks: dict[int, np.ndarray] = {}
         if self.exact_ and clean:
-            mids, rank = _every_midpoint(np.ascontiguousarray(X[:, clean].T), keep_ranks)
+            V = X.T if len(clean) == len(columns) else X[:, clean].T
+            mids, rank = _every_midpoint(np.ascontiguousarray(V), keep_ranks)
             every = dict(zip(clean, mids))
             ranks = dict(zip(clean, rank)) if keep_ranks else {}
         value, op, missing = [], [], []  # per run of features: candidates, test, missing side
