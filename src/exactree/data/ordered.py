@@ -136,8 +136,8 @@ def mean_splits_bound(binarizer: Binarizer, X: np.ndarray) -> float:
     js = np.flatnonzero(single)
     for start in range(0, len(js) - 1, 32):  # a few at a time: temporaries stay cached
         chunk = js[start:start + 33]  # with the next chunk's first feature
-        inside = np.ascontiguousarray(binarizer.transform(X, features=chunk).T)
-        neighbours = np.diff(chunk) == 1  # (sets x rows) below: consecutive features
+        inside = np.ascontiguousarray(binarizer.transform(X, features=chunk).T)  # sets x rows
+        neighbours = np.diff(chunk) == 1  # only consecutive binary features can merge
         features -= int((_nested_sets(inside[:-1], inside[1:]) & neighbours).sum())
     return m / max(features, 1)
 
