@@ -101,3 +101,50 @@ def optimal_penalised(X: np.ndarray, y: np.ndarray, n_classes: int, penalty: flo
         return cost
 
     return best(frozenset(range(len(y))), -1 if depth is None else depth)
+
+
+def split_tests(X: np.ndarray, categorical: tuple[int, ...] = ()) -> np.ndarray:
+    """Every split of the columns of ``X`` as 0/1 columns (true = left): ``x <= t`` at every
+    midpoint between consecutive distinct values of a numeric column, ``x == c`` for every
+    value ``c`` of a categorical column (those listed in ``categorical``)."""
+    X = np.asarray(X, float)
+    tests = []
+    for j, x in enumerate(X.T):
+        values = np.unique(x)
+        if j in categorical:
+            tests += [x == c for c in values]
+        else:
+            tests += [x <= (a + b) / 2 for a, b in zip(values[:-1], values[1:])]
+    return np.array(tests, bool).T.reshape(len(X), len(tests))
+
+
+def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarray | None = None,
+                min_leaf: int = 1) -> float:
+    """Least weighted sum of squared errors (each leaf predicting the weighted mean of its
+    rows) of any binary tree over the 0/1 columns of ``tests`` (true = left) with at most
+    ``depth`` levels and ``min_leaf`` rows in every leaf, by trying every tree."""
+    tests = np.asarray(tests, bool)
+    y = np.asarray(y, float)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+
+    def leaf(idx: np.ndarray) -> float:
+        if w[idx].sum() <= 0:
+            return 0.0
+        mean = (w[idx] @ y[idx]) / w[idx].sum()
+        return float(w[idx] @ (y[idx] - mean) ** 2)
+
+    @lru_cache(maxsize=None)
+    def best(rows: frozenset, d: int) -> float:
+        idx = np.fromiter(sorted(rows), int)
+        cost = leaf(idx)
+        if d == 0:
+            return cost
+        for f in range(tests.shape[1]):
+            left = frozenset(idx[tests[idx, f]].tolist())
+            right = rows - left
+            if len(left) < min_leaf or len(right) < min_leaf:
+                continue
+            cost = min(cost, best(left, d - 1) + best(right, d - 1))
+        return cost
+
+    return best(frozenset(range(len(y))), depth)

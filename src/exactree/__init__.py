@@ -13,6 +13,7 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "load_anneal": ".data", "load_demo": ".data",
     "DyadicPathEntry": ".estimators", "DyadicTreeClassifier": ".estimators",
     "ObliqueTreeClassifier": ".estimators", "OptimalTreeClassifier": ".estimators",
+    "OptimalTreeRegressor": ".estimators",
     "PathPoint": ".estimators", "SparseTreeClassifier": ".estimators",
     "TreeClassifierBase": ".estimators",
     "Tree": ".tree", "export_graphviz": ".tree", "export_text": ".tree",

@@ -15,6 +15,19 @@ feature, so
   (the left subtree only gains rows, the right only loses them). Splits are searched by interval
   bisection, and whole intervals whose bound reaches the incumbent are skipped.
 
+Objectives. Misclassification (node statistics: class weights) is the default; passing a
+``target`` array (instead of None) makes it the weighted sum of squared errors with mean leaves
+(statistics ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)``, a leaf costs ``Q - S**2 / W``), with
+the statistics added row by row through :func:`_add`. Every kernel is compiled for both types
+of ``target``: Numba prunes the ``target is None`` branches at compile time, so the
+misclassification code is what it was, and both specialisations load from the cache. The bounds
+stay valid for squared error: a subset of rows never costs more than its superset (its mean is
+one candidate leaf value), and a row moved into or out of a subtree changes its optimal cost by
+at most ``w * R**2``, where ``R`` is the range of the targets of the frame's node (a row added
+to a leaf whose mean lies in that range raises the leaf's cost by at most ``w (y - mean)**2``);
+so the "moved weight" bounds hold with weights scaled by ``R**2`` (``fr_rho``). The two-class
+sweep and its per-feature bounds are misclassification facts and run only for it.
+
 The recursion over depths runs on an explicit stack of frames (one per level) so the kernel can
 be cached on disk. A frame's incumbent tree is kept in heap layout (node ``i`` has children
 ``2i+1`` (left) and ``2i+2``); feature ``-1`` marks a leaf.
@@ -46,11 +59,52 @@ DONE, TIMED_OUT = 0, 1
 CLOCK_WORK = 4_000_000
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
+# Squared errors (in units of the root's) are rounded to multiples of 1 / SSE_GRID.
+SSE_GRID = 2.0 ** 44
 
 
 @njit(cache=True, inline="always")
-def _split_cost(pre, tot, s):
-    """Misclassified weight of two leaves: class weights ``pre[s]`` and ``tot[s] - pre[s]``."""
+def _add(acc, s, k, w, r, target):
+    """Add row ``r`` (class ``k``, weight ``w``) to the statistics ``acc[s]``."""
+    if target is None:
+        acc[s, k] += w
+    else:
+        y = target[r]
+        acc[s, 0] += w
+        acc[s, 1] += w * y
+        acc[s, 2] += w * y * y
+
+
+@njit(cache=True, inline="always")
+def _sse(W, S, Q):
+    """Squared error of a leaf with statistics ``(W, S, Q)``, clipped at 0 and rounded to a
+    multiple of ``1 / SSE_GRID``. The driver scales the targets so that the root costs 1, so
+    every cost lies in [0, 1] and sums of rounded costs are exact: equal trees tie exactly,
+    whatever order the rows were summed in (repeated rows and integer weights then give the
+    same tree)."""
+    if W <= 0.0:
+        return 0.0
+    c = Q - S * S / W
+    if c <= 0.0:
+        return 0.0
+    return np.floor(c * SSE_GRID + 0.5) / SSE_GRID
+
+
+@njit(cache=True, inline="always")
+def _leaf(tot_s, target):
+    """Cost of one leaf with statistics ``tot_s``."""
+    if target is None:
+        return leaf_cost(tot_s)
+    return _sse(tot_s[0], tot_s[1], tot_s[2])
+
+
+@njit(cache=True, inline="always")
+def _split_cost(pre, tot, s, target):
+    """Cost of two leaves: statistics ``pre[s]`` and ``tot[s] - pre[s]`` (misclassification:
+    class weights)."""
+    if target is not None:
+        return (_sse(pre[s, 0], pre[s, 1], pre[s, 2])
+                + _sse(tot[s, 0] - pre[s, 0], tot[s, 1] - pre[s, 1], tot[s, 2] - pre[s, 2]))
     t1 = 0.0
     m1 = 0.0
     t2 = 0.0
@@ -68,8 +122,11 @@ def _split_cost(pre, tot, s):
 
 
 @njit(cache=True, inline="always")
-def _gini(pre, tot, s):
-    """Weighted Gini impurity of the two leaves ``pre[s]`` and ``tot[s] - pre[s]``."""
+def _gini(pre, tot, s, target):
+    """Weighted Gini impurity of the two leaves ``pre[s]`` and ``tot[s] - pre[s]`` (squared
+    error: their cost itself), which orders the features."""
+    if target is not None:
+        return _split_cost(pre, tot, s, target)
     t1 = 0.0
     q1 = 0.0
     t2 = 0.0
@@ -90,7 +147,8 @@ def _gini(pre, tot, s):
 
 
 @njit(cache=True, inline="always")
-def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature):
+def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature,
+              target):
     """Evaluate the split of side ``s`` after its first ``c`` rows (in feature ``g``'s order);
     returns the weight the next rows must move before another split there can do better.
     ``per_feature``: also keep each feature's least Gini impurity (``feat_cost``) and where it
@@ -98,9 +156,9 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     evaluated."""
     if c < min_leaf or cnt_tot - c < min_leaf:
         return -1.0
-    cost = _split_cost(pre, tot, s)
+    cost = _split_cost(pre, tot, s, target)
     if per_feature:
-        gini = _gini(pre, tot, s)
+        gini = _gini(pre, tot, s, target)
         if gini < feat_cost[g]:
             feat_cost[g] = gini
             feat_pos[g] = c
@@ -112,6 +170,8 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return 0.0
     if per_feature:
         return -1.0
+    if target is not None:
+        return -1.0  # squared error: no skip, every split is evaluated
     return _skip(pre, tot, s, best[s, 0])
 
 
@@ -145,7 +205,8 @@ def _skip(pre, tot, s, target):
 
 
 @njit(cache=True)
-def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos):
+def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos,
+                target):
     """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
     feature -1: a leaf), and every feature's least Gini impurity and where it lies.
 
@@ -154,7 +215,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
     """
     F = rows.shape[0]
     K = tot.shape[1]
-    best[0, 0] = leaf_cost(tot[0])
+    best[0, 0] = _leaf(tot[0], target)
     best[0, 1] = -1.0
     best[0, 2] = -1.0
     best[0, 3] = -1.0
@@ -167,14 +228,16 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
         for t in range(n):
             bg = bv[g, t]
             if bg != prev:
-                _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True)
-            pre[0, lab[g, t]] += 1.0 if unit else weights[np.uint32(rows[g, t])]
+                _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True,
+                          target)
+            r = np.uint32(rows[g, t])
+            _add(pre, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
             prev = bg
 
 
 @njit(cache=True)
 def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best,
-                 scratch_f, scratch_i):
+                 scratch_f, scratch_i, target):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
@@ -186,7 +249,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
     F = rows.shape[0]
     K = tot.shape[1]
     for s in range(2):
-        best[s, 0] = leaf_cost(tot[s])
+        best[s, 0] = _leaf(tot[s], target)
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
@@ -214,14 +277,14 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
                 c_s = c1 if one else c0
                 gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best,
-                                scratch_f, scratch_i, False)
+                                scratch_f, scratch_i, False, target)
                 if one:
                     skip1 = gap
                     done1 = best[1, 0] <= 0.0
                 else:
                     skip0 = gap
                     done0 = best[0, 0] <= 0.0
-            pre[s, lab[g, t]] += w
+            _add(pre, s, lab[g, t], w, r, target)
             c1 += s
             c0 += 1 - s
             skip1 -= w * s
@@ -462,9 +525,11 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b):
+           stats, tree_f, tree_b, target):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
-    ``root_ub``.
+    ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
+    leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
+    ignored and ``unit`` must be false).
 
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
     layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
@@ -496,6 +561,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_ub = np.zeros(Lmax)
     fr_best = np.zeros(Lmax)
     fr_tot = np.zeros((Lmax, 2, K))
+    fr_rho = np.ones(Lmax)  # what a moved unit of weight can change a cost by (module doc)
     fr_order = np.zeros((Lmax, F), np.int64)
     fr_d1pos = np.zeros((Lmax, F), np.int64)
     fr_fi = np.zeros(Lmax, np.int64)
@@ -540,17 +606,17 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_b[t] = 0
 
     # ---- the root: all rows
-    tot_root = np.zeros(K)
+    tot_root = np.zeros((1, K))
     for r in range(n):
-        tot_root[labels[r]] += weights[r]
+        _add(tot_root, 0, labels[r], weights[r], r, target)
     if D == 0 or n == 0 or F == 0:  # no split to make
-        c = leaf_cost(tot_root)
+        c = _leaf(tot_root[0], target)
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats)
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -566,9 +632,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 break
         s = -1
         if fr_best[L] > fr_lbk[L]:  # else the incumbent meets a known bound: it is optimal
-            s = _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n,
-                            fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh,
-                            fr_qn, ev_l, ev_r, cur, fr_mid)
+            s = _next_split(L, rows, bv, weights, fr_rho[L], unit, min_leaf, mono, flags, stats,
+                            fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue,
+                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid)
         if s >= 0:
             stats[ST_EVALS] += 1
             f = fr_f[L]
@@ -577,15 +643,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if fr_d[L] == 2:
                 # Both children are depth-one trees: one routed sweep per feature.
                 _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
-                             cnt2)
-                if K == 2:
+                             cnt2, target)
+                binary = False
+                if target is None:
+                    binary = K == 2  # the two-class sweep is a misclassification fact
+                if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
                     _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, wmax,
                                         min_leaf, tot2, cnt2, sw, feat_lb, gorder,
                                         ev_g[L, s])
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                                 tot2, cnt2, pre, sw, feat_cost, gorder)
+                                 tot2, cnt2, pre, sw, feat_cost, gorder, target)
                 work += F * fr_n[L]
                 for sd in range(2):
                     kid_f[L, sd, 0] = int(sw[sd, 1])
@@ -610,7 +679,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L], rows, bv, lab, weights,
                         unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order,
                         fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
-                        stats)
+                        stats, target, fr_rho)
             L += 1
             continue
         # The frame is done: hand its result to the parent.
@@ -649,7 +718,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats)
+                            feat_cost, stats, target, fr_rho)
                 L += 1
                 continue
             # The split cannot win: keep the first child's bound and the other side's.
@@ -675,12 +744,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
 
 
 @njit(cache=True)
-def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt):
-    """Class weights and row counts of the first ``p`` rows in feature ``f``'s order and the
-    rest."""
+def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt, target):
+    """Statistics (class weights) and row counts of the first ``p`` rows in feature ``f``'s
+    order and the rest."""
     tot[0, :] = 0.0
     for t in range(p):
-        tot[0, lab[L, f, t]] += 1.0 if unit else weights[rows[L, f, t]]
+        r = rows[L, f, t]
+        _add(tot, 0, lab[L, f, t], 1.0 if unit else weights[r], r, target)
     for k in range(tot.shape[1]):
         tot[1, k] = node_tot[k] - tot[0, k]
     cnt[0] = p
@@ -710,18 +780,28 @@ def _other_side_bound(L, s, left, mono, flags, cur, ev_l, ev_r, pw, sp, unit):
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
-    which also orders the features by their depth-one cost)."""
+    which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
+    the squared range of the node's targets (see the module docstring)."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = d
     fr_ub_in[L] = ub
     fr_tot[L, :, :] = 0.0
     for t in range(n):
-        fr_tot[L, 0, lab[L, 0, t]] += 1.0 if unit else weights[rows[L, 0, t]]
+        r = rows[L, 0, t]
+        _add(fr_tot[L], 0, lab[L, 0, t], 1.0 if unit else weights[r], r, target)
+    if target is not None:
+        lo = INF
+        hi = -INF
+        for t in range(n):
+            y = target[rows[L, 0, t]]
+            lo = min(lo, y)
+            hi = max(hi, y)
+        fr_rho[L] = (hi - lo) * (hi - lo) if n else 0.0
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
-                feat_cost, fr_d1pos[L])
+                feat_cost, fr_d1pos[L], target)
     fr_best[L] = sw[0, 0]
     best_f[L, 0] = int(sw[0, 1])
     best_b[L, 0] = int(sw[0, 2])
@@ -737,11 +817,13 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
 
 
 @njit(cache=True)
-def _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n, fr_ub, fr_order,
-                fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
-                fr_mid):
+def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
+                fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
+                cur, fr_mid):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
-    feature when the current one's intervals are exhausted), or -1 when the frame is done."""
+    feature when the current one's intervals are exhausted), or -1 when the frame is done.
+    ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
+    docstring)."""
     F = rows.shape[1]
     n = fr_n[L]
     while True:
@@ -760,7 +842,7 @@ def _next_split(L, rows, bv, weights, unit, min_leaf, mono, flags, stats, fr_n, 
                     sp[L, m] = t
                     m += 1
                 if not unit:
-                    acc += weights[rows[L, f, t]]
+                    acc += weights[rows[L, f, t]] * rho
                     pw[L, t + 1] = acc
             fr_m[L] = m
             if m == 0:

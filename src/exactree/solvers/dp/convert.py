@@ -13,17 +13,18 @@ from .solver import BinaryNode
 
 
 def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
-            n_classes: int) -> Tree:
+            n_classes: int, regression: bool = False) -> Tree:
     """Translate binary tests back: ``x <= t`` becomes a THRESHOLD node (true branch left),
     ``x == category`` a CATEGORICAL node sending that category to the true branch and every
     other category to the false branch. A threshold test on a column with missing values at fit
     time sends them the way the binary feature does (``x <= t or missing``: left); on other
-    columns they take the Tree's default, the heavier child."""
-    builder = TreeBuilder(len(columns), n_classes)
+    columns they take the Tree's default, the heavier child. ``regression``: node counts are
+    ``(mean, weight, squared error)`` and the tree is a regression tree."""
+    builder = TreeBuilder(len(columns), 1 if regression else n_classes, regression=regression)
     missing = binarizer.missing_
 
     def label(counts: np.ndarray) -> int:
-        return int(np.argmax(counts))
+        return 0 if regression else int(np.argmax(counts))
 
     # Post-order over an explicit stack: children are built before their parent.
     done: dict[int, int] = {}

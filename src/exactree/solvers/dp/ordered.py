@@ -3,7 +3,8 @@ category tests): the threshold-aware counterpart of :class:`~exactree.solvers.dp
 
 It solves the same problem, least weighted misclassification with a depth limit and a minimum
 leaf size, and returns the same :class:`~exactree.solvers.dp.solver.DPSolution` over the same
-binary features, but never builds a rows x thresholds matrix: memory is
+binary features (or, given a numeric ``target``, least weighted squared error with mean leaves:
+regression trees), but never builds a rows x thresholds matrix: memory is
 ``O(depth x features x rows)`` and a depth-two solve costs ``O(features x rows)`` per root
 split evaluated (see :mod:`._ordered`).
 """
@@ -18,6 +19,7 @@ from ...data.ordered import OrderedFeatures
 from ...progress import Progress, new_board
 from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUES, search
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
+from ...objectives import SquaredError
 
 
 class OrderedSolver:
@@ -26,20 +28,41 @@ class OrderedSolver:
     Parameters
     ----------
     features : the ordered features of the training rows.
-    y : int array of class indices ``0..n_classes-1``.
+    y : int array of class indices ``0..n_classes-1`` (ignored with ``target``).
     sample_weight : positive float array, or None for unit weights.
     max_depth : depth limit; min_samples_leaf : least number of rows in every leaf.
     techniques : ``{name: bool}`` over :data:`TECHNIQUES` (all on by default), for ablation.
+    target : float array, or None
+        Regression: minimise the weighted squared error of mean leaves over these targets.
+        The tree's node ``counts`` are then ``(mean, weight, squared error)``.
     """
 
-    def __init__(self, features: OrderedFeatures, y: np.ndarray, n_classes: int, *,
+    def __init__(self, features: OrderedFeatures, y: np.ndarray | None, n_classes: int, *,
                  sample_weight: np.ndarray | None = None, max_depth: int = 3,
-                 min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None) -> None:
+                 min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None,
+                 target: np.ndarray | None = None) -> None:
         self.features = features
-        self.n_classes = int(n_classes)
-        self.labels = np.ascontiguousarray(y, dtype=np.int64)
+        n = features.bucket.shape[1]
+        self.regression = target is not None
+        self.n_classes = 3 if self.regression else int(n_classes)  # statistics per node
+        self.labels = (np.zeros(n, np.int64) if self.regression
+                       else np.ascontiguousarray(y, dtype=np.int64))
         # Equal weights count as unit weights (split distances in rows); costs are scaled back.
         self.weights, self.scale, self.unit = scaled_weights(sample_weight, len(self.labels))
+        self.target = self.y = None
+        # Kernel costs times cost_scale are the objective.
+        self.cost_scale = self.scale
+        if self.regression:
+            self.unit = False  # the kernel's moved-weight bounds need the weights (pw)
+            self.y = y = np.asarray(target, np.float64)
+            # Centred targets scaled so that the root costs 1 (the kernel rounds costs on that
+            # scale, see _ordered._sse); Q - S**2 / W then cancels less. The optimum does
+            # not move.
+            centred = y - (float(self.weights @ y) / float(self.weights.sum()) if n else 0.0)
+            root = float(self.weights @ centred ** 2)
+            unit_cost = root if root > 0 else 1.0
+            self.target = np.ascontiguousarray(centred / np.sqrt(unit_cost))
+            self.cost_scale = self.scale * unit_cost
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
         self.flags = np.ones(len(TECHNIQUES), np.bool_)
@@ -57,8 +80,8 @@ class OrderedSolver:
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         # "Strictly below" up to rounding: sums of fractional weights depend on their order.
-        tol = 1e-9 * max(1.0, float(self.weights.sum()))
-        ub = upper_bound / self.scale - tol if upper_bound < INF else INF
+        tol = 1e-9 * (max(1.0, float(self.weights.sum())) if self.target is None else 1.0)
+        ub = upper_bound / self.cost_scale - tol if upper_bound < INF else INF
         outcome, cost, lb, root = self._search(self.max_depth, ub, deadline, progress)
         if cost == INF and outcome == DONE:
             return None
@@ -68,10 +91,10 @@ class OrderedSolver:
             # the time limit more at most) beats a half-explored root.
             extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
             _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra, progress)
-            if cost2 < INF and root2.cost < root.cost:
+            if cost2 < INF and self._cost(root2) < self._cost(root):
                 root = root2
-        cost = root.cost
-        lower = cost if optimal else max(lb * self.scale, self.equivalent_points_bound())
+        cost = self._cost(root)
+        lower = cost if optimal else max(lb * self.cost_scale, self.equivalent_points_bound())
         return DPSolution(root, cost, min(lower, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist())))
 
@@ -83,19 +106,39 @@ class OrderedSolver:
         tree_b = np.zeros(size, np.int64)
         board = new_board(deadline)
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
-                self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b)
+                self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
+                self.target)
         if progress is None:
             outcome, cost, lb = search(*args)
         else:
-            outcome, cost, lb = progress.run(search, board, *args, scale=self.scale)
+            outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
 
     def equivalent_points_bound(self) -> float:
-        """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature."""
+        """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature (squared
+        error: each such group costs at least its own squared error around its mean)."""
+        if self.regression:
+            if not len(self.y):
+                return 0.0
+            _, groups = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
+            return SquaredError().lower_bound(self.y, self.weights * self.scale, groups)
         return equivalent_points_bound(self.features.bucket.T, self.labels,
                                        self.weights * self.scale, self.n_classes)
+
+    def _cost(self, root: BinaryNode) -> float:
+        """The objective of a tree from :meth:`_tree`."""
+        if not self.regression:
+            return root.cost
+        stack, total = [root], 0.0
+        while stack:
+            node = stack.pop()
+            if node.feature < 0:
+                total += float(node.counts[2])
+            else:
+                stack += [node.true, node.false]
+        return total
 
     def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
         """The heap-layout tree as binary-feature nodes with class weights. All rows go down
@@ -107,8 +150,11 @@ class OrderedSolver:
         rows = np.arange(len(self.labels))
         node = np.zeros(len(rows), np.int64)
         for level in range(depth + 1):
-            counts += np.bincount(node * K + self.labels[rows], weights=w[rows],
-                                  minlength=H * K).reshape(H, K)
+            if self.regression:
+                counts += _regression_counts(node, self.y[rows], w[rows], H)
+            else:
+                counts += np.bincount(node * K + self.labels[rows], weights=w[rows],
+                                      minlength=H * K).reshape(H, K)
             f = tree_f[node]
             split = f >= 0
             if level == depth or not split.any():
@@ -128,3 +174,13 @@ class OrderedSolver:
             left, right = nodes[2 * i + 1], nodes[2 * i + 2]
             n.true, n.false = (right, left) if flip else (left, right)
         return nodes[0]
+
+
+def _regression_counts(node: np.ndarray, y: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
+    """``(mean, weight, squared error)`` of every heap node ``0..H-1`` over the rows in it
+    (``node[i]`` holds row ``i``; nodes without rows get zeros). The squared error is summed
+    around each node's mean (exact where ``Q - S**2 / W`` would cancel)."""
+    W = np.bincount(node, weights=w, minlength=H)
+    mean = np.bincount(node, weights=w * y, minlength=H) / np.where(W > 0, W, 1.0)
+    sse = np.bincount(node, weights=w * (y - mean[node]) ** 2, minlength=H)
+    return np.column_stack([mean, W, sse])

@@ -1,0 +1,183 @@
+"""``OptimalTreeRegressor``: provably optimal depth-limited regression trees (least squares)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ..data import Binarizer, check_sample_weight
+from ..data.encoding import Column
+from ..data.ordered import ordered_features
+from ..objectives import SquaredError
+from ..solvers.dp.convert import to_tree
+from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
+from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
+from ._params import Interval
+from .base import TreeEstimatorBase
+from .optimal import check_ordered_size
+
+
+def check_regression_target(y: Any) -> np.ndarray:
+    """``y`` as a finite float64 vector, or a ValueError naming what is wrong with it (None,
+    wrong shape, non-numbers, missing values, infinity)."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one target per row), got shape {y.shape}")
+    if y.dtype.kind == "O":
+        blank = [v is None or type(v).__name__ == "NAType" for v in y.tolist()]
+        if any(blank):
+            raise ValueError(f"y contains missing values (None or NA) at row {blank.index(True)}")
+    if y.dtype.kind not in "biuf" and y.dtype.kind != "O":
+        raise ValueError(f"y must hold numbers for a regressor, got dtype {y.dtype} (for "
+                         "class labels use OptimalTreeClassifier)")
+    try:
+        out = y.astype(np.float64)
+    except (TypeError, ValueError):
+        bad = next(v for v in y.tolist() if not _is_number(v))
+        raise ValueError(f"y must hold numbers for a regressor, found {bad!r} (for class "
+                         "labels use OptimalTreeClassifier)") from None
+    finite = np.isfinite(out)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        what = "NaN" if np.isnan(out[row]) else "infinity"
+        raise ValueError(f"y contains {what} (first at row {row}); a regression target must be "
+                         "finite")
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
+    """Regression tree with the least (weighted) training sum of squared errors, each leaf
+    predicting the (weighted) mean of its rows, under depth and leaf-size limits: exactly, by
+    the threshold-aware dynamic programme over ordered features (the search behind
+    ``OptimalTreeClassifier(search="ordered")``, with squared-error statistics).
+
+    Numeric columns split at every midpoint between distinct values, so the tree is optimal
+    over the raw values; categorical columns (pandas ``category``/strings, or those named in
+    ``categorical_features``) give ``column == value`` tests. Missing values (NaN, ``None``,
+    ``pandas.NA``) in numeric columns are routed as in :class:`OptimalTreeClassifier`: every
+    split on a column that held missing values in fit sends them to the side the
+    optimisation chose.
+
+    Parameters
+    ----------
+    max_depth : int, default=3
+        Most levels of splits (a single leaf has depth 0).
+    min_samples_leaf : int, default=1
+        Least number of training rows in every leaf.
+    time_limit : float or None, default=None
+        Seconds; past it the best tree found is returned with ``status_ == "time_limit"``
+        and a proven ``lower_bound_`` (rows equal in every feature share a leaf, so each such
+        group costs at least its own squared error).
+    max_thresholds : int or None, default=None
+        Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee
+        over the raw values (``status_ == "optimal_on_binarized"``).
+    categorical_features : list of int or str, or None
+        Numeric-coded columns to treat as categories.
+    techniques : dict or None
+        Switch the search's pruning techniques on or off for ablation (names in
+        :data:`exactree.solvers.dp.ordered.TECHNIQUES`); the optimum never changes.
+    verbose : int, default=0
+        As for :class:`OptimalTreeClassifier`: progress lines on stderr, Ctrl-C keeps the best
+        tree with status ``"interrupted"``.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        A regression tree (``tree_.is_regression``): ``tree_.value[:, 0]`` the node means,
+        ``tree_.node_weight`` and ``tree_.impurity`` (squared error of each node as a leaf).
+    objective_ : float
+        The training sum of squared errors (weighted).
+    lower_bound_, upper_bound_, gap_ : float
+    status_ : str
+        "optimal", "time_limit", "interrupted" or "optimal_on_binarized".
+    """
+
+    _allow_nan = True
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, 16, closed="both")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+        "categorical_features": ["array-like", None],
+        "techniques": [dict, None],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
+    }
+
+    def __init__(self, *, max_depth: int = 3, min_samples_leaf: int = 1,
+                 time_limit: float | None = None, max_thresholds: int | None = None,
+                 categorical_features: Any = None, techniques: dict | None = None,
+                 verbose: int = 0) -> None:
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.time_limit = time_limit
+        self.max_thresholds = max_thresholds
+        self.categorical_features = categorical_features
+        self.techniques = techniques
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeRegressor:
+        """Fit the tree to ``X`` (array or DataFrame) and numeric targets ``y``."""
+        return self._fit(X, y, sample_weight, self._solve)
+
+    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        y = check_regression_target(y)
+        return y, check_sample_weight(sample_weight, len(y))
+
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        binarizer = Binarizer("exact", self.max_thresholds).fit(
+            X, np.zeros(len(X), np.int64), columns, sample_weight, keep_ranks=True)
+        try:
+            features = ordered_features(binarizer, X)
+        finally:
+            binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
+        self.n_binary_features_ = binarizer.n_features_out
+        check_ordered_size(len(X), features.n_features, self.max_depth)
+        techniques = dict(self.techniques or {})
+        unknown = [name for name in techniques if name not in TECHNIQUES]
+        if unknown:
+            raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
+        solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
+                               max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                               techniques=techniques, target=y)
+        sol = solver.solve(time_limit=self.time_limit, progress=self._progress)
+        tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
+        # The objective from the tree's leaves (sums around each leaf's mean), not from the
+        # kernel's running sums.
+        leaves = tree.kind == 0
+        sse = float(tree.impurity[leaves].sum())
+        if not sol.optimal:
+            status, lower = TIME_LIMIT, min(sol.lower_bound, sse)
+        else:
+            status = OPTIMAL if binarizer.exact_ else OPTIMAL_ON_BINARIZED
+            lower = sse
+        return SolveResult(tree, sse, lower, status, stats=sol.stats)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total decrease of the (weighted) training squared error brought by each
+        feature's splits: sums to 1, all zeros for a single leaf, exactly 0 for features the
+        tree does not test. See :meth:`exactree.tree.Tree.feature_importances`."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.feature_importances()
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The mean of the training targets in each row's leaf."""
+        leaves = self._leaves(self._encode(X))  # checks it is fitted first
+        return self.tree_.value[leaves, 0].copy()
