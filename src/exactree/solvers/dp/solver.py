@@ -45,6 +45,7 @@ PAIR_MATRIX_BYTES = 64e6
 # Refuse problems whose packed data alone would need more memory than this.
 MAX_DATA_BYTES = 4 * 2**30
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
+_NO_COUNTS = np.zeros(0)  # a rebuilt node's class weights until DPSolver._fill_counts
 
 
 @dataclass
@@ -246,13 +247,13 @@ class DPSolver:
             tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
         else:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
-        cost = tree.cost
+        cost = self._fill_counts(tree).cost
         optimal = outcome == DONE and self._rebuilt_exactly
         if not optimal and budget >= 1:
             # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
             # answer than a leaf or a half-explored root.
             fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
-            if fallback.cost < cost:
+            if self._fill_counts(fallback).cost < cost:
                 tree, cost = fallback, fallback.cost
         self._to_input_columns(tree)
         lb = lb * self.scale if optimal else max(lb * self.scale, self.equivalent_points_bound())
@@ -274,14 +275,31 @@ class DPSolver:
                 node.feature = int(self.columns[node.feature])
                 stack += [node.true, node.false]
 
-    def _counts(self, bits) -> np.ndarray:
-        idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
-        return np.bincount(self.labels[idx], weights=self.weights[idx] * self.scale,
-                           minlength=self.n_classes)
+    def _fill_counts(self, root: BinaryNode) -> BinaryNode:
+        """Set every node's class weights (all rows go down the tree one level at a time: a
+        few array operations per level, not per node); returns ``root``."""
+        X, K, labels = self._ws[0], self.n_classes, self.labels
+        w = self.weights * self.scale
+        level, rows, at = [root], np.arange(len(labels)), np.zeros(len(labels), np.int64)
+        while level:
+            counts = np.bincount(at * K + labels[rows], weights=w[rows],
+                                 minlength=len(level) * K).reshape(len(level), K)
+            nxt, feat, child = [], np.full(len(level), -1, np.int64), np.zeros((len(level), 2), np.int64)
+            for i, node in enumerate(level):
+                node.counts = counts[i]
+                if node.feature >= 0:
+                    feat[i], child[i] = node.feature, (len(nxt), len(nxt) + 1)
+                    nxt += [node.true, node.false]
+            go = feat[at] >= 0
+            rows, at = rows[go], at[go]
+            at = child[at, 1 - X[rows, feat[at]]]  # feature true: the first child
+            level = nxt
+        return root
 
     def _rebuild(self, bits, path, depth, feat, nl, nr) -> BinaryNode:
-        """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0)."""
-        node = BinaryNode(int(feat), self._counts(bits))
+        """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0);
+        class weights are left to :meth:`_fill_counts`."""
+        node = BinaryNode(int(feat), _NO_COUNTS)
         if feat < 0 or depth == 0:
             node.feature = -1
             return node
@@ -292,7 +310,7 @@ class DPSolver:
     def _node(self, bits, path, depth, budget) -> BinaryNode:
         """The optimal subtree of a branch, read from the cache or solved again."""
         if budget == 0 or depth == 0:
-            return BinaryNode(-1, self._counts(bits))
+            return BinaryNode(-1, _NO_COUNTS)
         if depth <= 2 and self.flags[USE_DEPTH2]:
             return self._depth2_tree(bits, depth, budget)
         feat, nl, nr = UNKNOWN, 0, 0
@@ -322,15 +340,14 @@ class DPSolver:
                      self.row_feat, self.n_classes, self.min_leaf, max_budget, *self._ws, out)
         b = max_budget
         root = int(out[1, b])
-        node = BinaryNode(root, self._counts(bits))
+        node = BinaryNode(root, _NO_COUNTS)
         if root < 0:
             return node
         for side, child_feat in ((True, int(out[3, b])), (False, int(out[4, b]))):
-            child_bits = bits & self.F[root] if side else bits & ~self.F[root]
-            child = BinaryNode(child_feat, self._counts(child_bits))
+            child = BinaryNode(child_feat, _NO_COUNTS)
             if child_feat >= 0:
-                child.true = BinaryNode(-1, self._counts(child_bits & self.F[child_feat]))
-                child.false = BinaryNode(-1, self._counts(child_bits & ~self.F[child_feat]))
+                child.true = BinaryNode(-1, _NO_COUNTS)
+                child.false = BinaryNode(-1, _NO_COUNTS)
             if side:
                 node.true = child
             else:
