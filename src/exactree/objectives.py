@@ -19,11 +19,15 @@ import numpy as np
 
 
 class Objective(Protocol):
+    """What every objective supplies (regression objectives take ``(W, S, Q)`` statistics
+    instead of class weights, and bound from the targets and groups of equal rows: see
+    :class:`SquaredError`)."""
+
     name: str
 
     def leaf_costs(self, class_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For rows of class weights ``(m, K)``: each leaf's cost and the label achieving it.
-        Ties go to the smallest class index."""
+        """For rows of leaf statistics ``(m, K)``: each leaf's cost and its prediction (the
+        label achieving it; ties go to the smallest class index)."""
         ...
 
     def lower_bound(self, class_weights: np.ndarray) -> float:

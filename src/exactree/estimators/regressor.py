@@ -12,7 +12,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ..data import Binarizer, check_sample_weight
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
-from ..objectives import SquaredError
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult

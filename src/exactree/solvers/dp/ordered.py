@@ -16,10 +16,10 @@ import time
 import numpy as np
 
 from ...data.ordered import OrderedFeatures
+from ...objectives import SquaredError
 from ...progress import Progress, new_board
 from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUES, search
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
-from ...objectives import SquaredError
 
 
 class OrderedSolver:
