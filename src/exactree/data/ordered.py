@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numba import njit
+
 from .binarize import LE, MISSING_TRUE, NO_MISSING, NOT_MISSING, Binarizer
 
 
@@ -52,18 +54,55 @@ def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bo
     """Refine the chain ``level`` (row -> level index) by the row set ``inside`` if that set is a
     prefix of levels in one orientation (splitting at most one level); returns the new levels
     and whether the set had to be complemented, or None when it does not nest."""
-    k = int(level.max()) + 1
-    has_in = np.bincount(level[inside], minlength=k) > 0
-    has_out = np.bincount(level[~inside], minlength=k) > 0
-    if not has_in.any() or not has_out.any():
-        return None  # constant on these rows: nothing to merge
-    for flip, a, b in ((False, has_in, has_out), (True, has_out, has_in)):
-        if np.flatnonzero(a)[-1] <= np.flatnonzero(b)[0]:
-            side = inside if flip else ~inside  # 0 for rows on the left of the new cut
-            key = 2 * level.astype(np.int64) + side
-            rank = np.cumsum(np.bincount(key, minlength=2 * k) > 0) - 1
-            return rank[key], flip
-    return None
+    new_level, flip, ok = _chain_insert_kernel(level, inside)
+    return (new_level, flip) if ok else None
+
+
+@njit(cache=True)
+def _chain_insert_kernel(level, inside):
+    """:func:`_chain_insert` in one pass over the rows (it runs once per thermometer column):
+    ``(new levels, flip, ok)``."""
+    n = level.shape[0]
+    k = 0
+    for r in range(n):
+        k = max(k, level[r] + 1)
+    has_in = np.zeros(k, np.bool_)
+    has_out = np.zeros(k, np.bool_)
+    for r in range(n):
+        if inside[r]:
+            has_in[level[r]] = True
+        else:
+            has_out[level[r]] = True
+    first_in = first_out = k
+    last_in = last_out = -1
+    for b in range(k):
+        if has_in[b]:
+            first_in = min(first_in, b)
+            last_in = b
+        if has_out[b]:
+            first_out = min(first_out, b)
+            last_out = b
+    new_level = np.empty(n, np.int64)
+    if last_in < 0 or last_out < 0:
+        return new_level, False, False  # constant on these rows: nothing to merge
+    if last_in <= first_out:
+        flip = False  # the set's rows come first: they go left of the new cut
+    elif last_out <= first_in:
+        flip = True
+    else:
+        return new_level, False, False
+    # Row r goes to (level, side) with side 0 left of the new cut; levels renumbered densely.
+    present = np.zeros(2 * k, np.bool_)
+    for r in range(n):
+        present[2 * level[r] + (inside[r] == flip)] = True
+    rank = np.empty(2 * k, np.int64)
+    acc = -1
+    for key in range(2 * k):
+        acc += present[key]
+        rank[key] = acc
+    for r in range(n):
+        new_level[r] = rank[2 * level[r] + (inside[r] == flip)]
+    return new_level, flip, True
 
 
 def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
@@ -150,11 +189,6 @@ def _nested_sets(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             | (a | b).all(axis=1))
 
 
-def _nested(a: np.ndarray, b: np.ndarray) -> bool:
-    """:func:`_nested_sets` of two row sets."""
-    return bool(_nested_sets(a[None], b[None])[0])
-
-
 def _merge_nested(buckets, feats, flips, n):
     """Merge runs of neighbouring two-bucket features whose left sides are nested."""
     out_b, out_f, out_x = [], [], []
@@ -165,7 +199,7 @@ def _merge_nested(buckets, feats, flips, n):
             inside = (bucket == 0) != flip[0]  # rows where the binary feature is true
             if inside.all() or not inside.any():
                 continue  # constant here (e.g. an unused category): it splits nothing
-        if single and group is not None and _nested(group[1][-1][2], inside):
+        if single and group is not None:
             merged = _chain_insert(group[0], inside)
             if merged is not None:
                 group = (merged[0], group[1] + [(int(feat[0]), merged[1], inside)])
