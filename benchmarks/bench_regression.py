@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_continuous import best_of  # (result, seconds) of the fastest of a few runs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "continuous"
 SETS = ("concrete", "fish", "qsar", "diabetes")
@@ -59,19 +60,6 @@ def thermometer(X: np.ndarray, k: int = QUANTILES) -> np.ndarray:
 
 def sse(y: np.ndarray, pred: np.ndarray) -> float:
     return float(((y - pred) ** 2).sum())
-
-
-def best_of(run, *args):
-    """``run``'s (sse, seconds) with the least seconds: runs under a second are repeated, up to
-    three times, and millisecond runs up to fifteen times within 0.3 s."""
-    best = run(*args)
-    spent, runs = best[1], 1
-    while best[1] < 1.0 and (runs < 3 or (spent < 0.3 and runs < 15)):
-        again = run(*args)
-        spent, runs = spent + again[1], runs + 1
-        if again[1] < best[1]:
-            best = again
-    return best
 
 
 def ours(X, y, depth, limit):

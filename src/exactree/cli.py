@@ -323,8 +323,10 @@ def _predict(args: argparse.Namespace) -> int:
             raise _missing_error(name, row)
         if cats is None:
             if column.dtype.kind not in "biuf":
+                from .data.validation import is_number
+
                 values = column.tolist()
-                bad = next(i for i, v in enumerate(values) if not _is_number(v))
+                bad = next(i for i, v in enumerate(values) if not is_number(v))
                 raise CLIError(f"column {name!r} must be numeric (it was in fit), but data row "
                                f"{bad + 1} holds {values[bad]!r}")
             X[:, j] = column.to_numpy(dtype=np.float64)
@@ -381,14 +383,6 @@ def _plot(args: argparse.Namespace) -> int:
         plt.close(ax.figure)
     print(f"exactree: tree drawn to {args.out}", file=sys.stderr)
     return 0
-
-
-def _is_number(v: Any) -> bool:
-    try:
-        float(v)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,19 +30,60 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
     return w
 
 
-def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes, y_index)``: sorted distinct labels and each row's index into them.
-
-    Accepts any hashable labels (numbers, strings). Raises for regression targets, missing
-    labels and a single class.
-    """
+def _target_vector(y: Any) -> np.ndarray:
+    """``y`` as a 1-D array (a single column is flattened with scikit-learn's warning)."""
     if y is None:
         raise ValueError("requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        raise ValueError(f"y must be 1-D (one target per row), got shape {y.shape}")
+    return y
+
+
+def is_number(v: Any) -> bool:
+    """Whether ``float(v)`` works."""
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_regression_target(y: Any) -> np.ndarray:
+    """``y`` as a finite float64 vector, or a ValueError naming what is wrong with it (None,
+    wrong shape, non-numbers, missing values, infinity)."""
+    y = _target_vector(y)
+    if y.dtype.kind == "O":
+        blank = [v is None or type(v).__name__ == "NAType" for v in y.tolist()]
+        if any(blank):
+            raise ValueError(f"y contains missing values (None or NA) at row {blank.index(True)}")
+    if y.dtype.kind not in "biuf" and y.dtype.kind != "O":
+        raise ValueError(f"y must hold numbers for a regressor, got dtype {y.dtype} (for "
+                         "class labels use OptimalTreeClassifier)")
+    try:
+        out = y.astype(np.float64)
+    except (TypeError, ValueError):
+        bad = next(v for v in y.tolist() if not is_number(v))
+        raise ValueError(f"y must hold numbers for a regressor, found {bad!r} (for class "
+                         "labels use OptimalTreeClassifier)") from None
+    finite = np.isfinite(out)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        what = "NaN" if np.isnan(out[row]) else "infinity"
+        raise ValueError(f"y contains {what} (first at row {row}); a regression target must be "
+                         "finite")
+    return out
+
+
+def encode_labels(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, y_index)``: sorted distinct labels and each row's index into them.
+
+    Accepts any hashable labels (numbers, strings). Raises for regression targets, missing
+    labels and a single class.
+    """
+    y = _target_vector(y)
     if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
         raise ValueError("y contains missing labels (None or NaN)")
     if y.dtype.kind == "O" and len(y):

@@ -7,57 +7,18 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from ..data import Binarizer, check_sample_weight
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
+from ..data.validation import check_regression_target
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ._params import Interval
 from .base import TreeEstimatorBase
 from .optimal import check_ordered_size
-
-
-def check_regression_target(y: Any) -> np.ndarray:
-    """``y`` as a finite float64 vector, or a ValueError naming what is wrong with it (None,
-    wrong shape, non-numbers, missing values, infinity)."""
-    if y is None:
-        raise ValueError("requires y to be passed, but the target y is None")
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = column_or_1d(y, warn=True)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D (one target per row), got shape {y.shape}")
-    if y.dtype.kind == "O":
-        blank = [v is None or type(v).__name__ == "NAType" for v in y.tolist()]
-        if any(blank):
-            raise ValueError(f"y contains missing values (None or NA) at row {blank.index(True)}")
-    if y.dtype.kind not in "biuf" and y.dtype.kind != "O":
-        raise ValueError(f"y must hold numbers for a regressor, got dtype {y.dtype} (for "
-                         "class labels use OptimalTreeClassifier)")
-    try:
-        out = y.astype(np.float64)
-    except (TypeError, ValueError):
-        bad = next(v for v in y.tolist() if not _is_number(v))
-        raise ValueError(f"y must hold numbers for a regressor, found {bad!r} (for class "
-                         "labels use OptimalTreeClassifier)") from None
-    finite = np.isfinite(out)
-    if not finite.all():
-        row = int(np.flatnonzero(~finite)[0])
-        what = "NaN" if np.isnan(out[row]) else "infinity"
-        raise ValueError(f"y contains {what} (first at row {row}); a regression target must be "
-                         "finite")
-    return out
-
-
-def _is_number(v: Any) -> bool:
-    try:
-        float(v)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
