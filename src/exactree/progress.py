@@ -29,9 +29,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-# Board slots.
-DEADLINE, NODES, BEST, LOWER = range(4)
-BOARD_SIZE = 4
+# Board slots. BOUND: an upper bound set from outside while the kernel runs (parallel fits: the
+# best objective another worker has found); the root only looks for trees below it.
+DEADLINE, NODES, BEST, LOWER, BOUND = range(5)
+BOARD_SIZE = 5
 INTERVAL = 1.0  # seconds between two progress lines
 QUIET_START = 1.0  # at verbose=1 a fit shows live lines only once it has run this long
 
@@ -41,6 +42,7 @@ def new_board(deadline: float = math.inf) -> np.ndarray:
     board = np.zeros(BOARD_SIZE)
     board[DEADLINE] = deadline
     board[BEST] = math.inf
+    board[BOUND] = math.inf
     return board
 
 

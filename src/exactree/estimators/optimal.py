@@ -15,6 +15,7 @@ from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
+from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
@@ -116,6 +117,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    n_jobs : int or None, default=None
+        Workers for one fit of depth 3 or more (joblib's convention: None is 1 unless a
+        ``joblib.parallel_config`` says otherwise, -1 every core). The root's candidate splits
+        are dealt to worker processes, which share the best objective found as it improves;
+        ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster. The objective,
+        bounds and status are those of a serial fit, and the tree is the same whatever the
+        workers' timing (among several optimal trees it may differ from ``n_jobs=1``'s).
     verbose : int, default=0
         0: silent. 1: a fit running over a second prints a line on stderr about once a second
         (elapsed time, nodes explored, best objective, proven lower bound, gap) and a summary at
@@ -135,6 +143,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         After :meth:`fit_path`, the optimal tree of every node budget.
     search_ : str
         The search that ran, "ordered" or "binary".
+    parallel_ : ParallelReport or None
+        With ``n_jobs`` workers: the tasks of the (last) parallel solve and their timings.
     """
 
     _allow_nan = True  # numeric columns' missing values go where the optimisation says
@@ -151,6 +161,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "n_jobs": [Integral, None],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
@@ -159,7 +170,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  time_limit: float | None = None, thresholds: str = "exact",
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  cache_limit: int = 5_000_000, techniques: dict | None = None,
-                 search: str = "auto", class_weight: dict | str | None = None, verbose: int = 0) -> None:
+                 search: str = "auto", class_weight: dict | str | None = None,
+                 n_jobs: int | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
@@ -172,6 +184,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.techniques = techniques
         self.search = search
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ solving
@@ -234,6 +247,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
         check_ordered_size(len(X), features.n_features, self.max_depth)
         return features
 
+    def _run(self, solver: DPSolver | OrderedSolver, **solve_args: Any) -> DPSolution | None:
+        """``solver.solve(**solve_args)`` with this fit's progress, over ``n_jobs`` workers
+        where that can pay (see :func:`~exactree.solvers.dp.parallel.solve_dp`)."""
+        sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
+                                       **solve_args)
+        return sol
+
     def _tree(self, solution: DPSolution) -> Tree:
         return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_))
 
@@ -251,13 +271,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf,
                                    techniques=self._techniques(ORDERED_TECHNIQUES))
-            sol = solver.solve(time_limit=self.time_limit, progress=self._progress)
+            sol = self._run(solver, time_limit=self.time_limit)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
                                self._status(sol.optimal), stats=sol.stats)
         solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
-            sol = solver.solve(self.max_nodes, time_limit=self.time_limit,
-                               progress=self._progress)
+            sol = self._run(solver, max_nodes=self.max_nodes, time_limit=self.time_limit)
             return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
                                self._status(sol.optimal), stats=sol.stats)
         return self._solve_penalised(solver, float(sample_weight.sum()))
@@ -277,8 +296,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
             if alpha * b >= best_obj:
                 break
             left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-            sol = solver.solve(b, upper_bound=prev_cost, time_limit=left,
-                               progress=self._progress)
+            sol = self._run(solver, max_nodes=b, upper_bound=prev_cost, time_limit=left)
             if sol is None:  # nothing cheaper with b splits than with fewer
                 continue
             obj = sol.cost / total + alpha * sol.tree.n_splits
@@ -313,8 +331,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         prev = None
         solver.track_best = False  # one budget after another: no single best to report
         for b in range(max_budget + 1):
-            sol = solver.solve(b, upper_bound=np.inf if prev is None else prev.cost,
-                               progress=self._progress)
+            sol = self._run(solver, max_nodes=b,
+                            upper_bound=np.inf if prev is None else prev.cost)
             sol = prev if sol is None else sol
             path.append(PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), sol.optimal))
             prev = sol

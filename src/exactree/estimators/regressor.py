@@ -15,6 +15,7 @@ from ..data.ordered import ordered_features
 from ..data.validation import check_regression_target
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
+from ..solvers.dp.parallel import solve_dp
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ._params import Interval
 from .base import TreeEstimatorBase
@@ -52,6 +53,9 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
     techniques : dict or None
         Switch the search's pruning techniques on or off for ablation (names in
         :data:`exactree.solvers.dp.ordered.TECHNIQUES`); the optimum never changes.
+    n_jobs : int or None, default=None
+        Workers for one fit of depth 3 or more, as for :class:`OptimalTreeClassifier` (joblib;
+        a Dask cluster through ``joblib.parallel_config(backend="dask")``).
     verbose : int, default=0
         As for :class:`OptimalTreeClassifier`: progress lines on stderr, Ctrl-C keeps the best
         tree with status ``"interrupted"``.
@@ -66,6 +70,8 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
         "optimal", "time_limit", "interrupted" or "optimal_on_binarized".
+    parallel_ : ParallelReport or None
+        With ``n_jobs`` workers: the tasks of the parallel solve and their timings.
     """
 
     _allow_nan = True
@@ -76,19 +82,21 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "categorical_features": ["array-like", None],
         "techniques": [dict, None],
+        "n_jobs": [Integral, None],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(self, *, max_depth: int = 3, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_thresholds: int | None = None,
                  categorical_features: Any = None, techniques: dict | None = None,
-                 verbose: int = 0) -> None:
+                 n_jobs: int | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
         self.max_thresholds = max_thresholds
         self.categorical_features = categorical_features
         self.techniques = techniques
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeRegressor:
@@ -116,7 +124,8 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                techniques=techniques, target=y)
-        sol = solver.solve(time_limit=self.time_limit, progress=self._progress)
+        sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
+                                       time_limit=self.time_limit)
         tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
         # kernel's running sums.

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...progress import BEST, DEADLINE, NODES
+from ...progress import BEST, BOUND, DEADLINE, NODES
 from .._clock import now as _now
 from ._depth2 import leaf_cost
 
@@ -57,6 +57,7 @@ SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
 DONE, TIMED_OUT = 0, 1
 # Rows x features swept between two looks at the clock.
 CLOCK_WORK = 4_000_000
+ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
 # Squared errors (in units of the root's) are rounded to multiples of 1 / SSE_GRID.
@@ -525,7 +526,7 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target):
+           stats, tree_f, tree_b, target, root_lo, root_hi):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
@@ -534,8 +535,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
     layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
     exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0. ``board`` (see
-    :mod:`exactree.progress`): its deadline is read at every look at the clock, and the
-    evaluations so far and the best cost are written there.
+    :mod:`exactree.progress`): its deadline and outside bound are read at every look at the
+    clock, and the evaluations so far and the best cost are written there.
+
+    ``root_lo``/``root_hi`` (one bucket each per feature) restrict the root's split: feature
+    ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
+    ``lo > hi``); a parallel fit gives each worker a share of the root's splits. The depth-one
+    incumbent may still split elsewhere (any tree is a valid answer).
     """
     F, n = bucket.shape
     K = n_classes
@@ -548,11 +554,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     rows = np.empty((Lmax, F, n), np.int32)
     bv = np.empty((Lmax, F, n), np.int32)
     lab = np.empty((Lmax, F, n), np.int32)
-    for g in range(F):
-        _counting_sort(bucket[g], rows[0, g])
-        for t in range(n):
-            bv[0, g, t] = bucket[g, rows[0, g, t]]
-            lab[0, g, t] = labels[rows[0, g, t]]
+    _sort_root(bucket, labels, rows[0], bv[0], lab[0])
     side = np.zeros(n, np.uint8)
     # Frames, one per level.
     fr_n = np.zeros(Lmax, np.int64)
@@ -606,6 +608,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_b[t] = 0
 
     # ---- the root: all rows
+    root_ub = min(root_ub, board[BOUND])
     tot_root = np.zeros((1, K))
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
@@ -627,6 +630,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             work = 0
             board[NODES] = stats[ST_EVALS]
             board[BEST] = fr_best[0]
+            if board[BOUND] < fr_ub[0]:
+                fr_ub[0] = board[BOUND]
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
@@ -634,7 +639,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         if fr_best[L] > fr_lbk[L]:  # else the incumbent meets a known bound: it is optimal
             s = _next_split(L, rows, bv, weights, fr_rho[L], unit, min_leaf, mono, flags, stats,
                             fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue,
-                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid)
+                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi)
         if s >= 0:
             stats[ST_EVALS] += 1
             f = fr_f[L]
@@ -778,6 +783,34 @@ def _other_side_bound(L, s, left, mono, flags, cur, ev_l, ev_r, pw, sp, unit):
 
 
 @njit(cache=True)
+def _sort_root(bucket, labels, rows, bv, lab):
+    """All rows sorted once per feature, with their buckets and labels in that order."""
+    F, n = bucket.shape
+    for g in range(F):
+        _counting_sort(bucket[g], rows[g])
+        for t in range(n):
+            bv[g, t] = bucket[g, rows[g, t]]
+            lab[g, t] = labels[rows[g, t]]
+
+
+@njit(cache=True)
+def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target):
+    """The features in the order the root tries them (least Gini impurity of a split first)."""
+    F, n = bucket.shape
+    rows = np.empty((F, n), np.int32)
+    bv = np.empty((F, n), np.int32)
+    lab = np.empty((F, n), np.int32)
+    _sort_root(bucket, labels, rows, bv, lab)
+    tot = np.zeros((2, n_classes))
+    for r in range(n):
+        _add(tot, 0, labels[r], weights[r], r, target)
+    feat_cost = np.zeros(F)
+    _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, np.zeros((2, n_classes)),
+                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target)
+    return np.argsort(feat_cost, kind="mergesort")
+
+
+@njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
                 best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho):
@@ -819,11 +852,11 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
 @njit(cache=True)
 def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid):
+                cur, fr_mid, root_lo, root_hi):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
-    docstring)."""
+    docstring). The root (``L == 0``) splits only within ``root_lo``/``root_hi``."""
     F = rows.shape[1]
     n = fr_n[L]
     while True:
@@ -833,14 +866,19 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
                 return -1
             f = fr_order[L, fr_fi[L]]
             fr_f[L] = f
+            b_lo = root_lo[f] if L == 0 else 0
+            b_hi = root_hi[f] if L == 0 else ALL_BUCKETS
+            if b_lo > b_hi:
+                continue
             # Split points: positions (rows left) where the bucket changes, leaves >= min_leaf.
             m = 0
             acc = 0.0
             pw[L, 0] = 0.0
             for t in range(n):
                 if t >= min_leaf and n - t >= min_leaf and bv[L, f, t] != bv[L, f, t - 1]:
-                    sp[L, m] = t
-                    m += 1
+                    if b_lo <= bv[L, f, t - 1] <= b_hi:
+                        sp[L, m] = t
+                        m += 1
                 if not unit:
                     acc += weights[rows[L, f, t]] * rho
                     pw[L, t + 1] = acc

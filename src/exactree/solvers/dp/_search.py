@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...progress import BEST, DEADLINE, LOWER, NODES
+from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._bits import count_andnot, count_bits, popcount, set_bits
 from .._clock import now as _now
 from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
@@ -55,7 +55,7 @@ def _class_weights(bits, class_bits, labels, weights, unit, idx, out):
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, board,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
-           ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok):
+           ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, roots):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
 
@@ -63,8 +63,13 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     bounds, split)``: ``cost`` is INF when no tree below ``root_ub`` exists (then ``lower_bound`` >=
     ``root_ub``); ``feature`` is the root split (-1 for a leaf). On TIMED_OUT the cost is the
     best complete tree found at the root and ``lower_bound`` a proven bound on the optimum.
-    ``board`` (see :mod:`exactree.progress`): its deadline is read every 16 frame steps, and
-    the frames so far, the root's best cost and its lower bound are written there.
+    ``board`` (see :mod:`exactree.progress`): its deadline and outside bound are read every 16
+    frame steps, and the frames so far, the root's best cost and its lower bound are written
+    there.
+
+    ``roots`` (bool, one per feature) restricts the root's split to the features marked (a
+    parallel fit gives each worker a share); the root's depth-2 incumbent may still split
+    elsewhere (any tree is a valid answer), and a restricted root's result is not cached.
     """
     m, W = F.shape
     K = class_bits.shape[0]
@@ -108,6 +113,10 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     fr_c2_lb = np.zeros(Lmax)
     fr_c2_size = np.zeros(Lmax, np.int64)
 
+    root_ub = min(root_ub, board[BOUND])
+    masked = False
+    for f in range(m):
+        masked |= not roots[f]
     h0 = 0
     for i in range(P):
         h0 ^= zob[path[i]]
@@ -134,6 +143,14 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
                min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
+    if masked:
+        j = 0
+        for i in range(fr_n_order[0]):
+            f = fr_order[0, i]
+            if roots[f]:
+                fr_order[0, j] = f
+                j += 1
+        fr_n_order[0] = j
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
     timed_out = False
@@ -144,6 +161,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             board[NODES] = stats[ST_FRAMES]
             board[BEST] = fr_best[0]
             board[LOWER] = fr_lb[0]
+            if board[BOUND] < fr_ub[0]:
+                fr_ub[0] = board[BOUND]
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 timed_out = True
                 break
@@ -178,20 +197,24 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 fr_nl_lo[L] = max(0, nb - cmax)
             if fr_pos[L] >= n_order:
                 # ---- finish this frame
-                e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split, state,
-                           flags, tmp)
-                index, keys, meta, bounds, split = e[1], e[2], e[3], e[4], e[5]
-                ent = e[0]
                 if fr_best[L] < fr_ub_in[L]:
                     rc, rlb, rs = fr_best[L], fr_best[L], fr_bsize[L]
-                    store_optimal(meta, bounds, split, ent, fr_budget[L], rc, fr_bfeat[L],
-                                  fr_bnl[L], fr_bnr[L], rs)
                 else:
                     rlb = min(fr_leaf[L], fr_refined[L]) if flags[USE_REFINED_LB] else 0.0
                     rlb = max(max(rlb, fr_ub_in[L]), fr_lb[L])
                     rc, rs = INF, -1
-                    store_lower_bound(meta, bounds, ent, fr_budget[L], rlb)
-                _archive(fr_bits[L], d, ent, meta, bounds, arch_bits, arch_lb, arch_ok, flags)
+                if L > 0 or not masked:  # a restricted root's result is not the branch's
+                    e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split,
+                               state, flags, tmp)
+                    index, keys, meta, bounds, split = e[1], e[2], e[3], e[4], e[5]
+                    ent = e[0]
+                    if rc < INF:
+                        store_optimal(meta, bounds, split, ent, fr_budget[L], rc, fr_bfeat[L],
+                                      fr_bnl[L], fr_bnr[L], rs)
+                    else:
+                        store_lower_bound(meta, bounds, ent, fr_budget[L], rlb)
+                    _archive(fr_bits[L], d, ent, meta, bounds, arch_bits, arch_lb, arch_ok,
+                             flags)
                 top -= 1
                 if top < 0:
                     out_cost, out_lb, out_size = rc, rlb, rs

@@ -17,8 +17,8 @@ import numpy as np
 
 from ...data.ordered import OrderedFeatures
 from ...objectives import SquaredError
-from ...progress import Progress, new_board
-from ._ordered import DONE, INF, STAT_NAMES, TECHNIQUES, search
+from ...progress import DEADLINE, Progress, new_board
+from ._ordered import ALL_BUCKETS, DONE, INF, STAT_NAMES, TECHNIQUES, root_order, search
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
 
 
@@ -71,22 +71,66 @@ class OrderedSolver:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
             self.flags[TECHNIQUES.index(name)] = bool(on)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
+        self.stats_names = STAT_NAMES
+
+    @property
+    def tolerance(self) -> float:
+        """Objective values closer than this are equal (sums of fractional weights depend on
+        their order)."""
+        tol = 1e-9 * (max(1.0, float(self.weights.sum())) if self.target is None else 1.0)
+        return tol * self.cost_scale
+
+    def plan_parallel(self, n_tasks: int) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                                                   DPSolution]:
+        """About ``n_tasks`` disjoint shares of the root's splits, as ``roots`` for
+        :meth:`solve`, and the optimal tree of depth <= 2 (a first incumbent). Every feature's
+        thresholds are cut into runs of neighbouring buckets (a run keeps the interval bounds
+        between its thresholds); the features go in the order the root tries them."""
+        _, _, _, tree = self._search(min(2, self.max_depth), INF, INF, None)
+        splits = [len(s) for s in self.features.split_feature]
+        F = len(splits)
+        per = max(1, -(-n_tasks // max(F, 1)))
+        tasks = []
+        for f in root_order(self.features.bucket, self.labels, self.weights, self.unit,
+                            self.n_classes, self.min_leaf, self.target):
+            cuts = np.unique(np.linspace(0, splits[f], min(per, splits[f]) + 1).astype(np.int64))
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                root_lo = np.ones(F, np.int64)  # lo > hi: no split on the feature
+                root_hi = np.zeros(F, np.int64)
+                root_lo[f], root_hi[f] = lo, hi - 1
+                tasks.append((root_lo, root_hi))
+        return tasks, DPSolution(tree, self._cost(tree), 0.0, False)
+
+    @staticmethod
+    def narrow_roots(roots: tuple[np.ndarray, np.ndarray],
+                     tree: BinaryNode) -> tuple[np.ndarray, np.ndarray]:
+        """The share ``roots`` itself: which of its thresholds reaches an optimum first depends
+        on the bounds met on the way (see :mod:`.parallel`)."""
+        return roots
 
     def solve(self, *, upper_bound: float = INF, time_limit: float | None = None,
-              progress: Progress | None = None) -> DPSolution | None:
+              progress: Progress | None = None,
+              roots: tuple[np.ndarray, np.ndarray] | None = None,
+              board: np.ndarray | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
         (seconds), or once ``progress`` is interrupted, the best tree found so far is returned,
-        not proven optimal."""
+        not proven optimal.
+
+        ``roots`` (one of :meth:`root_tasks`) restricts the root's split: the answer is then the
+        best tree splitting the root there (or a better small tree found on the way), and
+        ``lower_bound`` bounds only those trees. ``board`` is a board (see
+        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on.
+        """
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
-        # "Strictly below" up to rounding: sums of fractional weights depend on their order.
-        tol = 1e-9 * (max(1.0, float(self.weights.sum())) if self.target is None else 1.0)
-        ub = upper_bound / self.cost_scale - tol if upper_bound < INF else INF
-        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline, progress)
+        ub = upper_bound / self.cost_scale - self.tolerance / self.cost_scale \
+            if upper_bound < INF else INF
+        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline, progress, roots,
+                                               board)
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
-        if not optimal and self.max_depth > 2:
+        if not optimal and self.max_depth > 2 and roots is None:
             # Anytime: the optimal depth-2 tree (usually found in milliseconds; given a tenth of
             # the time limit more at most) beats a half-explored root.
             extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
@@ -98,16 +142,24 @@ class OrderedSolver:
         return DPSolution(root, cost, min(lower, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist())))
 
-    def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None):
+    def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None,
+                roots: tuple[np.ndarray, np.ndarray] | None = None,
+                board: np.ndarray | None = None):
         """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound and
         the tree (a leaf when cut short before any tree below ``ub``)."""
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
-        board = new_board(deadline)
+        if board is None:
+            board = new_board(deadline)
+        else:
+            board[DEADLINE] = deadline
+        if roots is None:
+            F = self.features.bucket.shape[0]
+            roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target)
+                self.target, *roots)
         if progress is None:
             outcome, cost, lb = search(*args)
         else:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...progress import Progress, new_board
+from ...progress import DEADLINE, Progress, new_board
 from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
-from ._depth2 import solve_depth2, workspace
+from ._depth2 import F_ROOT, solve_depth2, workspace
 from ._search import (
     ARCHIVE,
     DONE,
@@ -167,6 +167,7 @@ class DPSolver:
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
         # Equal weights count as unit weights (popcount path); costs are scaled back.
         self.weights, self.scale, self.unit = scaled_weights(sample_weight, n)
+        self.cost_scale = self.scale  # kernel costs times this are the objective
         self.max_weight = float(self.weights.max()) if n else 1.0
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
@@ -195,6 +196,8 @@ class DPSolver:
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
+        self.stats_names = STAT_NAMES
+        self._all_roots = np.ones(m, np.bool_)
         self.progress: Progress | None = None
         self.track_best = True  # False: the caller reports its own objective (penalised fits)
 
@@ -202,17 +205,60 @@ class DPSolver:
     def max_budget(self) -> int:
         return (1 << self.max_depth) - 1
 
+    @property
+    def tolerance(self) -> float:
+        """Objective values closer than this are equal (sums of fractional weights depend on
+        their order)."""
+        return 1e-9 * max(1.0, float(self.weights.sum())) * self.scale
+
+    def plan_parallel(self, n_tasks: int,
+                      max_nodes: int | None = None) -> tuple[list[np.ndarray], DPSolution]:
+        """About ``n_tasks`` disjoint shares of the root's features, as ``roots`` for
+        :meth:`solve`, and the optimal tree of depth <= 2 (a first incumbent). Features are
+        dealt round-robin in order of their best depth-2 tree, cheapest first, so every share
+        starts with a promising root and shares take similar time."""
+        m = self.F.shape[0]
+        budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
+        tree = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
+        cost = self._ws[5][F_ROOT, :m].copy()  # each root's best depth-2 tree, from that solve
+        order = np.argsort(cost, kind="stable")
+        order = order[cost[order] < INF]  # features that split the rows
+        tasks = []
+        for k in range(min(n_tasks, len(order))):
+            roots = np.zeros(m, np.bool_)
+            roots[order[k::n_tasks]] = True
+            tasks.append(roots)
+        cost = self._fill_counts(tree).cost
+        self._to_input_columns(tree)
+        return tasks, DPSolution(tree, cost, 0.0, False)
+
+    def narrow_roots(self, roots: np.ndarray, tree: BinaryNode) -> np.ndarray:
+        """The share ``roots`` narrowed to the root feature of ``tree`` (a tree a restricted
+        solve returned; input column numbers) when that feature is in it: the share's first
+        feature reaching an optimum its bound never excluded (see :mod:`.parallel`)."""
+        f = int(np.searchsorted(self.columns, tree.feature))
+        if tree.feature < 0 or f >= len(self.columns) or self.columns[f] != tree.feature \
+                or not roots[f]:
+            return roots
+        one = np.zeros_like(roots)
+        one[f] = True
+        return one
+
     # ------------------------------------------------------------------ search
-    def _search(self, bits, path, depth, budget, ub, deadline, progress=None):
+    def _search(self, bits, path, depth, budget, ub, deadline, progress=None, roots=None,
+                board=None):
         """Run the kernel on one branch; ``progress`` (the root's solve only) reports it."""
         path_buf = np.zeros(self.max_depth + 1, np.int64)
         path_buf[: len(path)] = path
         stopped = self.progress is not None and self.progress.interrupted
-        board = new_board(-INF if stopped else deadline)
+        if board is None:
+            board = new_board()
+        board[DEADLINE] = -INF if stopped else deadline
         args = (self.F, self.class_bits, self.labels, self.weights, self.unit,
                 self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
                 self.flags, bits, path_buf, len(path), depth, budget, ub, board,
-                *self.cache.arrays(), self.cache.state, self.stats, *self._ws, *self._archive)
+                *self.cache.arrays(), self.cache.state, self.stats, *self._ws, *self._archive,
+                self._all_roots if roots is None else roots)
         if progress is None:
             out = search(*args)
         else:
@@ -221,20 +267,27 @@ class DPSolver:
         return out[:7]
 
     def solve(self, max_nodes: int | None = None, *, upper_bound: float = INF,
-              time_limit: float | None = None,
-              progress: Progress | None = None) -> DPSolution | None:
+              time_limit: float | None = None, progress: Progress | None = None,
+              roots: np.ndarray | None = None,
+              board: np.ndarray | None = None) -> DPSolution | None:
         """Optimal tree with at most ``max_nodes`` branching nodes (default: full depth).
 
         ``upper_bound``: only trees strictly cheaper are sought; returns None when none exists.
         With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found so
         far is returned, not optimal.
+
+        ``roots`` (one of :meth:`root_tasks`) restricts the root's split: the answer is then the
+        best tree splitting the root there (or a better small tree found on the way), and
+        ``lower_bound`` bounds only those trees. ``board`` is a board (see
+        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on.
         """
         self.progress = progress
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
         deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
-        outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth, budget,
-                                                      ub, deadline, progress)
+        outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth,
+                                                          budget, ub, deadline, progress, roots,
+                                                          board)
         if cost == INF:
             if outcome == DONE:
                 return None
@@ -249,7 +302,7 @@ class DPSolver:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
         cost = self._fill_counts(tree).cost
         optimal = outcome == DONE and self._rebuilt_exactly
-        if not optimal and budget >= 1:
+        if not optimal and budget >= 1 and roots is None:
             # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
             # answer than a leaf or a half-explored root.
             fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))

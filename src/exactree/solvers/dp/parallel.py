@@ -1,0 +1,299 @@
+"""One depth-limited optimal-tree solve spread over workers (joblib processes or threads, or a
+Dask cluster through ``joblib.parallel_config(backend="dask")``).
+
+The root's candidate splits are dealt into tasks (the solver's ``root_tasks``); a task is the
+whole search with the root restricted to its share, so the best task answer is the optimum.
+Tasks share the best objective found so far through a small file every worker on this machine
+maps into memory: a finished task lowers it, and running kernels read it at their clock checks
+(board slot ``BOUND``), so every task prunes against the best tree of any worker. A worker on
+another machine gets the best objective known when its task was dispatched. Each worker keeps
+its own copy of the solver for the whole fit (the binary search's cache survives from task to
+task), so the data travels to a worker once.
+
+Determinism: a task is bounded by the best objective found strictly, except by one found in a
+later task (in root order), which it may tie. So the first task in root order whose share
+holds an optimal tree always reports the optimum and wins, whatever the timing, while most
+tasks need not explore ties. Its tree is then solved once more with the optimum as its bound
+(binary search: only the root feature it found, the first of its share to reach the optimum
+whatever the timing; ordered search: its whole share), so the returned tree does not depend on
+the timing either.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import mmap
+import os
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...progress import BOARD_SIZE, BOUND, DEADLINE, NODES, Progress, new_board
+from .solver import DPSolution
+
+# Tasks per worker: enough to keep every worker busy while the slowest task finishes.
+TASKS_PER_WORKER = 4
+_STOP = -math.inf
+# Each worker's copy of the solver of the running fit, by (fit, process, thread).
+_local: dict[tuple[str, int, int], Any] = {}
+_local_lock = threading.Lock()
+
+
+@dataclass
+class TaskTiming:
+    """When one task ran (``time.time`` seconds, as seen by its worker) and where."""
+
+    index: int
+    start: float
+    seconds: float
+    worker: str
+    work: dict[str, int] = field(default_factory=dict)  # the search's counters
+
+
+@dataclass
+class ParallelReport:
+    """How a parallel solve went: its tasks' timings, the wall time of the whole solve (from
+    the first dispatch to the last result, re-solve of the winner included) and the winner."""
+
+    n_workers: int
+    tasks: list[TaskTiming] = field(default_factory=list)
+    wall: float = 0.0
+    winner: int = -1
+    resolve_seconds: float = 0.0
+
+
+def n_workers(n_jobs: int | None) -> int:
+    """joblib's reading of ``n_jobs`` (None: 1 unless a ``parallel_config`` says otherwise)."""
+    from joblib import effective_n_jobs
+
+    return max(1, int(effective_n_jobs(n_jobs)))
+
+
+class _SharedBoards:
+    """A ``(1 + n_tasks, BOARD_SIZE)`` float array in a memory-mapped file: row 0 holds the
+    best objective found (slot ``BOUND``) and a stop flag (slot ``DEADLINE``, -inf: stop);
+    row ``1 + i`` is task ``i``'s kernel board, its ``BOUND`` in the kernel's cost units."""
+
+    def __init__(self, path: str, rows: int) -> None:
+        self.path, self.rows = path, rows
+        with open(path, "r+b") as fh:
+            self._map = mmap.mmap(fh.fileno(), rows * BOARD_SIZE * 8)
+        self.array = np.frombuffer(self._map, np.float64).reshape(rows, BOARD_SIZE)
+
+    @classmethod
+    def create(cls, n_tasks: int, best: float, cost_scale: float) -> _SharedBoards:
+        folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        fd, path = tempfile.mkstemp(prefix="exactree-", suffix=".board", dir=folder)
+        rows = np.vstack([new_board() for _ in range(n_tasks + 1)])
+        rows[0, BOUND], rows[0, DEADLINE] = best, 0.0
+        rows[1:, BOUND] = best / cost_scale
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(rows.tobytes())
+        return cls(path, n_tasks + 1)
+
+    @classmethod
+    def open(cls, path: str, rows: int) -> _SharedBoards | None:
+        """The boards of a fit, or None on a machine that cannot see the file."""
+        try:
+            return cls(path, rows)
+        except OSError:
+            return None
+
+    def publish(self, index: int, cost: float, margin: float, cost_scale: float) -> None:
+        """Task ``index`` found a tree of objective ``cost``: bound the later tasks by it and
+        the earlier ones by it plus ``margin`` (they may tie it). Only minima are written, so
+        a race between two publishers can leave a weaker bound, never a wrong one."""
+        a = self.array
+        a[0, BOUND] = min(a[0, BOUND], cost)
+        earlier, later = a[1:1 + index, BOUND], a[1 + index:, BOUND]
+        np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
+        np.minimum(later, cost / cost_scale, out=later)
+
+    def stop(self) -> None:
+        self.array[:, DEADLINE] = _STOP
+
+    def close(self, remove: bool = False) -> None:
+        """Drop this view (the mapping closes with its last user); ``remove``: the file too."""
+        self.array = self._map = None
+        if remove:
+            os.unlink(self.path)
+
+
+def _worker_solver(fit: str, solver: Any) -> Any:
+    """This worker's own copy of the fit's solver (kernels write into its arrays and cache),
+    made on the worker's first task of the fit; copies of earlier fits are dropped."""
+    key = (fit, os.getpid(), threading.get_ident())
+    with _local_lock:
+        mine = _local.get(key)
+        if mine is None:
+            for old in [k for k in _local if k[1:] == key[1:]]:
+                del _local[old]
+            mine = _local[key] = copy.deepcopy(solver)
+        return mine
+
+
+def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: int,
+              bound: float, wall_deadline: float | None, solve_args: dict) -> tuple:
+    """Solve task ``index`` in a worker: ``(index, solution or None, lower bound of its share,
+    proven, timing)``; the timing holds the task's search counters. ``bound`` is the task's
+    kernel bound when it was dispatched (for workers that cannot see the shared file)."""
+    start = time.time()
+    solver = _worker_solver(fit, solver)
+    shared = _SharedBoards.open(path, rows)
+    try:
+        if shared is None:
+            board = new_board()
+            board[BOUND] = bound
+        else:
+            board = shared.array[1 + index]
+            if shared.array[0, DEADLINE] == _STOP:
+                wall_deadline = start  # stopped (Ctrl-C) before this task began
+        left = None if wall_deadline is None else wall_deadline - time.time()
+        work: dict[str, int] = {}
+        if left is not None and left <= 0:
+            sol, lower, proven = None, 0.0, False
+        else:
+            before = solver.stats.copy()
+            sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
+            work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
+            if shared is not None and sol is not None:
+                shared.publish(index, sol.cost, 2 * solver.tolerance, solver.cost_scale)
+            # Nothing in the share is below the bound the kernel kept to, which is at least
+            # the best objective known now.
+            known = min(float(board[BOUND]) * solver.cost_scale,
+                        solve_args.get("upper_bound", math.inf))
+            if shared is not None:
+                known = min(known, float(shared.array[0, BOUND]))
+            proven = sol is None or sol.optimal
+            lower = (known if sol is None else min(sol.cost, known) if sol.optimal
+                     else sol.lower_bound)
+    finally:
+        if shared is not None:
+            shared.close()
+    timing = TaskTiming(index, start, time.time() - start,
+                        f"{os.getpid()}:{threading.get_ident()}", work)
+    return index, sol, lower, proven, timing
+
+
+class _Monitor(threading.Thread):
+    """In the fitting process: reports a verbose fit about once a second and turns Ctrl-C
+    (noted by ``progress``) into a stop of every task."""
+
+    def __init__(self, shared: _SharedBoards, progress: Progress | None) -> None:
+        super().__init__(name="exactree-parallel", daemon=True)
+        self.shared, self.progress = shared, progress
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            if self.progress is None:
+                continue
+            if self.progress.interrupted:
+                self.shared.stop()
+            a = self.shared.array
+            self.progress.update(nodes=float(a[1:, NODES].sum()), best=float(a[0, BOUND]))
+            self.progress.check()
+
+
+def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None = None, progress: Progress | None = None,
+                   **solve_args: Any) -> tuple[DPSolution | None, ParallelReport]:
+    """``solver.solve(**solve_args)`` (a :class:`~.solver.DPSolver` or
+    :class:`~.ordered.OrderedSolver`) over ``n_jobs`` joblib workers, with the same answer:
+    the optimal tree (None when none is below ``upper_bound``), a valid lower bound and whether
+    it is proven. The optimal depth-2 tree, found first, is the incumbent every task starts
+    from. ``time_limit`` covers the whole solve."""
+    from joblib import Parallel, delayed
+
+    start = time.perf_counter()
+    wall_deadline = None if time_limit is None else time.time() + float(time_limit)
+    workers = n_workers(n_jobs)
+    report = ParallelReport(workers)
+    extra = {"max_nodes": solve_args["max_nodes"]} if "max_nodes" in solve_args else {}
+    tasks, first = solver.plan_parallel(TASKS_PER_WORKER * workers, **extra)
+    upper = solve_args.get("upper_bound", math.inf)
+    best = first.cost if first.cost < upper else math.inf
+    shared = _SharedBoards.create(len(tasks), best, solver.cost_scale)
+    fit = uuid.uuid4().hex
+    results: list[tuple] = []
+    monitor = _Monitor(shared, progress)
+    monitor.start()
+    try:
+        def calls():
+            for i, roots in enumerate(tasks):
+                bound = float(shared.array[1 + i, BOUND])
+                yield delayed(_run_task)(fit, solver, i, roots, shared.path, shared.rows, bound,
+                                         wall_deadline, solve_args)
+
+        guard = progress.deferred_interrupts() if progress is not None else _nothing()
+        with guard:
+            run = Parallel(n_jobs=n_jobs, batch_size=1, mmap_mode="c",
+                           return_as="generator_unordered")
+            for out in run(calls()):
+                results.append(out)
+    finally:
+        monitor.done.set()
+        monitor.join()
+        shared.close(remove=True)
+    results.sort(key=lambda r: r[0])
+    report.tasks = [r[4] for r in results]
+    sol = _combine(solver, tasks, results, first, solve_args, report)
+    report.wall = time.perf_counter() - start
+    return sol, report
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
+             solve_args: dict, report: ParallelReport) -> DPSolution | None:
+    """The fit's answer from every task's: the cheapest tree, the least task bound, proven when
+    every task was; a proven optimum is re-solved alone in its winning task's share, so which
+    of several optimal trees comes back does not depend on timing."""
+    margin = 2 * solver.tolerance
+    found = [(r[1].cost, r[0]) for r in results if r[1] is not None]
+    proven = all(r[3] for r in results)
+    lower = min((r[2] for r in results), default=math.inf)
+    stats: dict[str, Any] = {"tasks": len(tasks)}
+    for r in results:
+        for k, v in r[4].work.items():
+            stats[k] = stats.get(k, 0) + v
+    if not found:  # no task beat the first tree (or no root split exists)
+        if first.cost < solve_args.get("upper_bound", math.inf):
+            return DPSolution(first.tree, first.cost, first.cost if proven else
+                              min(lower, first.cost), proven, stats)
+        return None
+    cost = min(c for c, _ in found)
+    winner = min(i for c, i in found if c <= cost + margin)
+    report.winner = winner
+    if proven:
+        t0 = time.perf_counter()
+        roots = solver.narrow_roots(tasks[winner], results[winner][1].tree)
+        again = solver.solve(**{**solve_args, "upper_bound": cost + margin}, roots=roots)
+        report.resolve_seconds = time.perf_counter() - t0
+        sol = again if again is not None else results[winner][1]
+        return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)
+    sol = results[winner][1]
+    if first.cost < sol.cost:
+        sol = first
+    return DPSolution(sol.tree, sol.cost, min(lower, sol.cost), False, stats)
+
+
+def solve_dp(solver: Any, n_jobs: int | None, *, progress: Progress | None = None,
+             **solve_args: Any) -> tuple[DPSolution | None, ParallelReport | None]:
+    """``solver.solve(**solve_args)`` here, or over ``n_jobs`` workers where that can pay: more
+    than one worker and a depth of 3 or more (the optimal depth-2 tree, which a parallel solve
+    finds first, is the whole answer below that). The report is None for a serial solve."""
+    if solver.max_depth >= 3 and n_workers(n_jobs) > 1:
+        return solve_parallel(solver, n_jobs, progress=progress, **solve_args)
+    return solver.solve(progress=progress, **solve_args), None

@@ -1,0 +1,161 @@
+"""One fit over several workers (``n_jobs``): the same objective, bound and status as a serial
+fit, the same tree whatever the timing, on joblib's process and thread backends and on a Dask
+cluster."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+
+from exactree import OptimalTreeClassifier, OptimalTreeRegressor
+from exactree.solvers.dp import parallel as parallel_module
+from exactree.solvers.dp.solver import DPSolver
+
+
+def _binary_problem(seed: int, n: int = 60, m: int = 7, k: int = 2):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, m))
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(n) < 0.25)).astype(int) + (k > 2) * (X[:, 2] & X[:, 3])
+    return X, y
+
+
+def _numeric_problem(seed: int, n: int = 80, m: int = 3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, m)), 1)  # ties between rows
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0.5) ^ (rng.random(n) < 0.2)).astype(int)
+    return X, y
+
+
+def _fit(X, y, n_jobs, **params):
+    return OptimalTreeClassifier(n_jobs=n_jobs, **params).fit(X, y)
+
+
+def _same_fit(serial, par):
+    assert par.status_ == serial.status_
+    assert par.objective_ == pytest.approx(serial.objective_)
+    assert par.lower_bound_ == pytest.approx(serial.lower_bound_)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("search", ["binary", "ordered"])
+def test_parallel_fit_matches_serial(seed, search):
+    X, y = _binary_problem(seed) if search == "binary" else _numeric_problem(seed)
+    serial = _fit(X, y, None, max_depth=3, search=search)
+    par = _fit(X, y, 2, max_depth=3, search=search)
+    assert par.search_ == search and par.parallel_ is not None and serial.parallel_ is None
+    _same_fit(serial, par)
+    # The tree's own training errors are the objective, and a second run returns it again.
+    assert np.sum(par.predict(X) != y) == par.objective_
+    again = _fit(X, y, 2, max_depth=3, search=search)
+    assert again.export_text() == par.export_text()
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_backends_agree(backend):
+    X, y = _numeric_problem(7, n=120)
+    serial = _fit(X, y, 1, max_depth=3)
+    with parallel_config(backend=backend):
+        par = _fit(X, y, 2, max_depth=3)
+    assert par.objective_ == serial.objective_ and par.status_ == "optimal"
+    assert len(par.parallel_.tasks) >= 2
+
+
+def test_weights_multiclass_min_leaf_and_budgets():
+    X, y = _binary_problem(3, n=90, m=8, k=3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    for params in ({"min_samples_leaf": 3}, {"max_nodes": 4, "search": "binary"},
+                   {"cost_complexity": 0.02, "search": "binary"}):
+        serial = OptimalTreeClassifier(max_depth=3, **params).fit(X, y, sample_weight=w)
+        par = OptimalTreeClassifier(max_depth=3, n_jobs=2, **params).fit(X, y, sample_weight=w)
+        assert par.objective_ == pytest.approx(serial.objective_), params
+        assert par.status_ == serial.status_ == "optimal"
+
+
+def test_fit_path_matches_serial():
+    X, y = _binary_problem(5, n=70)
+    serial = OptimalTreeClassifier(max_depth=3).fit_path(X, y)
+    par = OptimalTreeClassifier(max_depth=3, n_jobs=2).fit_path(X, y)
+    assert [p.objective for p in par] == [p.objective for p in serial]
+    assert all(p.optimal for p in par)
+
+
+def test_regressor_parallel_matches_serial():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(70, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=70)
+    serial = OptimalTreeRegressor(max_depth=3).fit(X, y)
+    par = OptimalTreeRegressor(max_depth=3, n_jobs=2).fit(X, y)
+    assert par.objective_ == pytest.approx(serial.objective_, rel=1e-9)
+    assert par.status_ == "optimal" and par.parallel_ is not None
+
+
+def test_shallow_fits_stay_serial():
+    X, y = _numeric_problem(2)
+    assert _fit(X, y, 2, max_depth=2).parallel_ is None
+
+
+def test_time_limit_across_workers_is_honest():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 8))
+    y = (X[:, :4].sum(axis=1) + rng.normal(size=3000) > 0).astype(int)
+    start = time.perf_counter()
+    model = _fit(X, y, 2, max_depth=4, time_limit=1.0)
+    elapsed = time.perf_counter() - start
+    assert model.status_ == "time_limit"
+    assert 0 <= model.lower_bound_ <= model.objective_
+    assert np.sum(model.predict(X) != y) == model.objective_
+    assert elapsed < 30  # loose: worker start-up and kernel loading on a busy machine
+
+
+def test_worker_failure_is_an_error(monkeypatch):
+    def broken(self, *args, roots=None, **kwargs):
+        if roots is not None:
+            raise RuntimeError("worker failed")
+        return original(self, *args, **kwargs)
+
+    original = DPSolver.solve
+    monkeypatch.setattr(DPSolver, "solve", broken)
+    X, y = _binary_problem(1)
+    with parallel_config(backend="threading"), pytest.raises(RuntimeError, match="worker failed"):
+        _fit(X, y, 2, max_depth=3, search="binary")
+
+
+def test_task_bounds_are_shared(monkeypatch):
+    """Later tasks start from the best objective an earlier task found (sequential run)."""
+    seen = []
+    original = parallel_module._run_task
+
+    def spy(*args):
+        out = original(*args)
+        seen.append(out)
+        return out
+
+    X, y = _numeric_problem(4, n=150)
+    serial = _fit(X, y, None, max_depth=3)
+    monkeypatch.setattr(parallel_module, "_run_task", spy)
+    monkeypatch.setattr(parallel_module, "n_workers", lambda n_jobs: 2)
+    monkeypatch.setattr(parallel_module, "TASKS_PER_WORKER", 1)  # a task per feature
+    model = _fit(X, y, 1, max_depth=3)  # joblib runs the tasks one after another here
+    assert model.objective_ == serial.objective_
+    # One after another, whole features in the root's order, sharing the best objective: the
+    # tasks do the serial search's work exactly.
+    work = sum(t.work["split_evaluations"] for t in model.parallel_.tasks)
+    assert work == serial.stats_["split_evaluations"]
+    assert len(seen) == len(model.parallel_.tasks) >= 2
+    # Every task proved its share no better than the optimum, most of them by the bound alone.
+    assert all(lower >= model.objective_ - 1e-9 for _, _, lower, _, _ in seen)
+
+
+def test_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    X, y = _numeric_problem(9, n=100)
+    serial = _fit(X, y, 1, max_depth=3)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster), parallel_config(backend="dask"):
+        par = _fit(X, y, 2, max_depth=3)
+    assert par.objective_ == serial.objective_ and par.status_ == "optimal"
+    assert par.export_text() == _fit(X, y, 2, max_depth=3).export_text()
