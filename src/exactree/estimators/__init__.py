@@ -4,7 +4,8 @@ from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
     "TreeClassifierBase": ".base", "DyadicPathEntry": ".dyadic", "DyadicTreeClassifier": ".dyadic",
-    "ObliqueTreeClassifier": ".oblique", "OptimalTreeClassifier": ".optimal",
+    "ObliqueTreeClassifier": ".oblique", "ObliqueTreeRegressor": ".oblique",
+    "OptimalTreeClassifier": ".optimal",
     "OptimalTreeRegressor": ".regressor", "TreeEstimatorBase": ".base",
     "PathPoint": ".optimal", "SparseTreeClassifier": ".sparse",
 })

@@ -1,20 +1,53 @@
 """Optimal proper decision trees with oblique, polynomial, axis-parallel or mixed splits
-(He & Little): the scikit-learn estimator."""
+(He & Little): the scikit-learn estimators, a classifier (fewest misclassifications) and a
+regressor (least squared error, mean leaves), one proper-tree search behind both."""
 
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
+from ..data import check_sample_weight
 from ..data.encoding import Column
+from ..data.validation import check_regression_target
 from ..solvers.proper.search import solve_proper
 from ..solvers.result import SolveResult
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase
+from .base import TreeClassifierBase, TreeEstimatorBase
+
+#: Parameters of the proper-tree search, shared by both estimators.
+_SEARCH_CONSTRAINTS: dict = {
+    "n_splits": [Interval(Integral, 0, None, closed="left")],
+    "rules": [StrOptions({"axis", "hyperplane", "polynomial", "mixed"})],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    "max_rules": [Interval(Integral, 1, None, closed="left"), None],
+    "ties": [StrOptions({"all", "left"})],
+    "n_jobs": [Integral, None],
+    "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
+}
 
 
-class ObliqueTreeClassifier(TreeClassifierBase):
+class _ProperSearch:
+    """The call into the proper-tree search that both estimators make."""
+
+    def _solve_proper(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+                      columns: list[Column], n_classes: int, objective: str) -> SolveResult:
+        self._require_numeric(columns, "split rules are functions of numeric coordinates")
+        return solve_proper(
+            X, y, sample_weight, n_classes, n_splits=self.n_splits, rules=self.rules,
+            degree=self.degree, ties=self.ties, max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
+            max_rules=self.max_rules, n_jobs=self.n_jobs, objective=objective)
+
+
+class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
     """Provably optimal classification tree with at most ``n_splits`` data-defined split rules.
 
     Every candidate rule is defined by training points (one for an axis-parallel threshold, ``D``
@@ -72,19 +105,8 @@ class ObliqueTreeClassifier(TreeClassifierBase):
         What the search proved (see :class:`~exactree.estimators.base.TreeClassifierBase`).
     """
 
-    _parameter_constraints: dict = {
-        "n_splits": [Interval(Integral, 0, None, closed="left")],
-        "rules": [StrOptions({"axis", "hyperplane", "polynomial", "mixed"})],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "max_rules": [Interval(Integral, 1, None, closed="left"), None],
-        "ties": [StrOptions({"all", "left"})],
-        "class_weight": [StrOptions({"balanced"}), dict, None],
-        "n_jobs": [Integral, None],
-        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
-    }
+    _parameter_constraints: dict = {**_SEARCH_CONSTRAINTS,
+                                    "class_weight": [StrOptions({"balanced"}), dict, None]}
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
@@ -105,9 +127,91 @@ class ObliqueTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
-        self._require_numeric(columns, "split rules are functions of numeric coordinates")
-        return solve_proper(
-            X, y, sample_weight, len(self.classes_), n_splits=self.n_splits, rules=self.rules,
-            degree=self.degree, ties=self.ties, max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
-            max_rules=self.max_rules, n_jobs=self.n_jobs)
+        return self._solve_proper(X, y, sample_weight, columns, len(self.classes_),
+                                  "misclassification")
+
+
+class ObliqueTreeRegressor(_ProperSearch, RegressorMixin, TreeEstimatorBase):
+    """Provably optimal regression tree with at most ``n_splits`` data-defined split rules:
+    the least (weighted) training sum of squared errors, each leaf predicting the (weighted)
+    mean of its rows.
+
+    The search of :class:`ObliqueTreeClassifier` (He & Little's proper trees over the same
+    rule families, by the same branch and bound) with the squared-error objective of the
+    paper's eq. 14 (a leaf costs ``sum w (y - mean)**2``, costs add over leaves). Its bounds
+    hold for squared error: leaf costs are non-negative and add up, and a set of rows costs at
+    least the sum of its parts' squared errors, so rows with identical coordinates, which
+    always share a leaf, bound every region that holds them (the equivalent-points bound).
+    Costs inside the search are rounded to multiples of ``2**-44`` of the single leaf's
+    squared error (so sums are exact and equal trees tie); ``objective_`` is recomputed from
+    the fitted leaves. Meant for small, low-dimensional data (see the classifier for how the
+    work grows and what is refused up front).
+
+    Parameters
+    ----------
+    n_splits, rules, degree, max_depth, min_samples_leaf, time_limit, max_rules, ties, n_jobs
+        As for :class:`ObliqueTreeClassifier`.
+    verbose : int, default=0
+        1 or 2: a summary line on stderr after the fit (status, objective, bound, time).
+
+    Attributes
+    ----------
+    tree_ : exactree.Tree
+        A regression tree (``tree_.is_regression``): LINEAR nodes for hyperplane/polynomial
+        rules, THRESHOLD nodes for axis rules (a row goes left when the rule value is ``<=``
+        the threshold); ``tree_.value[:, 0]`` the node means, ``tree_.node_weight`` and
+        ``tree_.impurity`` (each node's squared error as a leaf).
+    objective_ : float
+        The training sum of squared errors (weighted).
+    lower_bound_, upper_bound_, gap_ : float
+        What the search proved: ``lower_bound_ == objective_`` when ``status_ == "optimal"``;
+        otherwise the equivalent-points bound (identical rows share a leaf).
+    status_ : str
+        ``"optimal"`` only when the search finished over a rule family holding every split of
+        its kind; ``"optimal_on_rules"`` or ``"time_limit"`` as for the classifier.
+    stats_, fit_time_
+        Search counters and seconds.
+    """
+
+    _parameter_constraints: dict = dict(_SEARCH_CONSTRAINTS)
+
+    def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
+                 max_depth: int | None = None, min_samples_leaf: int = 1,
+                 time_limit: float | None = None, max_rules: int | None = None,
+                 ties: str = "all", n_jobs: int | None = None, verbose: int = 0) -> None:
+        self.n_splits = n_splits
+        self.rules = rules
+        self.degree = degree
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.time_limit = time_limit
+        self.max_rules = max_rules
+        self.ties = ties
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> ObliqueTreeRegressor:
+        """Fit the tree to ``X`` (array or numeric DataFrame) and numeric targets ``y``."""
+        return self._fit(X, y, sample_weight, self._solve)
+
+    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        y = check_regression_target(y)
+        return y, check_sample_weight(sample_weight, len(y))
+
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
+        return self._solve_proper(X, y, sample_weight, columns, 1, "squared_error")
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total decrease of the (weighted) training squared error brought by each
+        feature's splits: sums to 1, all zeros for a single leaf, exactly 0 for features the
+        tree does not test; an oblique/polynomial split shares its decrease equally among the
+        features its rule uses. See :meth:`exactree.tree.Tree.feature_importances`."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.feature_importances()
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The mean of the training targets in each row's leaf."""
+        leaves = self._leaves(self._encode(X))  # checks it is fitted first
+        return self.tree_.value[leaves, 0].copy()

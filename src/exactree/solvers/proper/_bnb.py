@@ -23,6 +23,14 @@ totals are the difference (exact for integral weights, which use bit planes).
 
 No recursion: subproblems with two or more rules live on an explicit stack of frames; one-rule
 subproblems are flat scans.
+
+Objectives: ``sse`` selects the squared error (see :mod:`._kernels`); ``minority`` is then each
+merged point's own squared error, rounded down (a region's squared error is at least the sum of
+its points'). The bounds and dominance rules above use only that leaf costs are non-negative,
+add over leaves and are bounded below by ``minority``, so they hold unchanged. The negative
+side's statistics are the region's minus the positive side's only when that subtraction is
+exact (integral class weights): squared-error statistics of both sides are summed directly, as
+``W_region - W_positive`` cancels badly when weights span many orders of magnitude.
 """
 
 from __future__ import annotations
@@ -31,20 +39,9 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
-from ._kernels import _class_weights, _weighted_popcount
+from ._kernels import _class_weights, _weighted_popcount, leaf_stat_cost
 
 INF = np.inf
-
-
-@njit(cache=True, nogil=True)
-def _cost(cw):
-    total = 0.0
-    best = -1.0
-    for c in range(cw.shape[0]):
-        total += cw[c]
-        if cw[c] > best:
-            best = cw[c]
-    return total - best
 
 
 @njit(cache=True, nogil=True)
@@ -92,7 +89,7 @@ def _member(group, region, gptr, gmem, defmask):
 
 @njit(cache=True, nogil=True)
 def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights, use_planes,
-          count_planes, minority, has_minority, min_leaf, max_depth, use_dominance, stats,
+          sse, count_planes, minority, has_minority, min_leaf, max_depth, use_dominance, stats,
           cw_r, cw_p, cw_n, tmp):
     """Best tree with at most one rule on ``region``, roots from ``order[lo:hi]``.
 
@@ -101,7 +98,7 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
     """
     cnt = _weighted_popcount(region, count_planes)
     _class_weights(region, class_planes, weights, use_planes, cw_r)
-    best = _cost(cw_r) if cnt >= min_leaf else INF
+    best = leaf_stat_cost(cw_r, sse) if cnt >= min_leaf else INF
     bj = -1
     if depth >= max_depth or cnt < 2 * min_leaf:
         return best, bj
@@ -141,7 +138,7 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
             for w in range(n_words):
                 tmp[w] = region[w] & ~sides[j, w]
             _class_weights(tmp, class_planes, weights, use_planes, cw_n)
-        v = _cost(cw_p) + _cost(cw_n)
+        v = leaf_stat_cost(cw_p, sse) + leaf_stat_cost(cw_n, sse)
         if v < best:
             best = v
             bj = j
@@ -151,44 +148,50 @@ def best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes
 
 
 @njit(cache=True, nogil=True)
-def _leaf(region, class_planes, weights, use_planes, count_planes, min_leaf, cw):
+def _leaf(region, class_planes, weights, use_planes, sse, count_planes, min_leaf, cw):
     """(leaf cost or inf when too small, count)."""
     cnt = _weighted_popcount(region, count_planes)
     if cnt < min_leaf:
         return INF, cnt
     _class_weights(region, class_planes, weights, use_planes, cw)
-    return _cost(cw), cnt
+    return leaf_stat_cost(cw, sse), cnt
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _open_frame(c, region, k, depth, bound, reg, kk, dep, best, bj, ubin, ub, pos, phi, kl,
-                kl_hi, phase, n_rules, class_planes, weights, use_planes, count_planes, min_leaf,
-                cw_r, use_bound, max_depth, use_dominance, minority, has_minority, stats):
+def _frame_leaf(region, depth, class_planes, weights, use_planes, sse, count_planes, min_leaf,
+                cw, max_depth, use_dominance, minority, has_minority):
+    """``(leaf cost, splittable)`` of a frame's region: False when it cannot (usefully) be
+    split (depth reached, too few samples, or a leaf already meeting its lower bound)."""
+    lf, cnt = _leaf(region, class_planes, weights, use_planes, sse, count_planes, min_leaf, cw)
+    splittable = not (depth >= max_depth or cnt < 2 * min_leaf
+                      or (use_dominance and lf <= _lower(region, minority, has_minority)))
+    return lf, splittable
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _open_frame(c, region, k, depth, bound, lf, splittable, reg, kk, dep, best, bj, ubin, ub,
+                pos, phi, kl, kl_hi, phase, n_rules, use_bound, stats):
     """Start frame ``c``: ``region`` split by at most ``k`` more rules, below ``bound``; its
-    incumbent is the leaf."""
+    incumbent is the leaf (cost ``lf``, see :func:`_frame_leaf`)."""
     reg[c, :] = region
     kk[c] = k
     dep[c] = depth
-    lf, _ = _leaf(reg[c], class_planes, weights, use_planes, count_planes, min_leaf, cw_r)
     best[c] = lf
     bj[c] = -1
     ubin[c] = bound
     ub[c] = min(bound, lf) if use_bound else INF
     pos[c] = -1
-    phi[c] = n_rules
+    phi[c] = n_rules if splittable else 0  # 0: the frame returns its leaf
     kl[c] = 0
     kl_hi[c] = -1
     phase[c] = 0
     stats[3] += 1
-    if (depth >= max_depth or _weighted_popcount(reg[c], count_planes) < 2 * min_leaf
-            or (use_dominance and lf <= _lower(reg[c], minority, has_minority))):
-        phi[c] = 0  # cannot (usefully) split: the frame returns its leaf
 
 
 @njit(cache=True, nogil=True)
 def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights,
-              use_planes, count_planes, minority, has_minority, min_leaf, max_depth, use_bound,
-              use_dominance, work_limit, stats, out):
+              use_planes, sse, count_planes, minority, has_minority, min_leaf, max_depth,
+              use_bound, use_dominance, work_limit, stats, out):
     """Best tree with at most ``k0 >= 2`` rules on ``region0`` whose root is one of
     ``order[lo:hi]`` (the leaf alone is the caller's business), better than ``ub0``.
 
@@ -271,12 +274,12 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
                     for w in range(n_words):
                         preg[f, w] = reg[f, w] & sides[j, w]
                         nreg[f, w] = reg[f, w] & ~sides[j, w]
-                    vp, np_ = _leaf(preg[f], class_planes, weights, use_planes, count_planes,
-                                    min_leaf, cw_p)
+                    vp, np_ = _leaf(preg[f], class_planes, weights, use_planes, sse,
+                                    count_planes, min_leaf, cw_p)
                     if np_ < min_leaf:
                         continue
-                    vn, nn_ = _leaf(nreg[f], class_planes, weights, use_planes, count_planes,
-                                    min_leaf, cw_n)
+                    vn, nn_ = _leaf(nreg[f], class_planes, weights, use_planes, sse,
+                                    count_planes, min_leaf, cw_n)
                     if nn_ < min_leaf:
                         continue
                     stats[1] += 1
@@ -327,15 +330,16 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
                 ret = cp[f]
             elif t == 1:
                 ret, _ = best1(preg[f], dep[f] + 1, 0, order.shape[0], order, gptr, gmem, sides, defmask,
-                               class_planes, weights, use_planes, count_planes, minority,
+                               class_planes, weights, use_planes, sse, count_planes, minority,
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
             else:
-                _open_frame(f + 1, preg[f], t, dep[f] + 1,
-                            ub[f] - lb_right if use_bound else INF, reg, kk, dep, best, bj, ubin,
-                            ub, pos, phi, kl, kl_hi, phase, order.shape[0], class_planes,
-                            weights, use_planes, count_planes, min_leaf, cw_r, use_bound,
-                            max_depth, use_dominance, minority, has_minority, stats)
+                lf, splittable = _frame_leaf(preg[f], dep[f] + 1, class_planes, weights,
+                                             use_planes, sse, count_planes, min_leaf, cw_r,
+                                             max_depth, use_dominance, minority, has_minority)
+                _open_frame(f + 1, preg[f], t, dep[f] + 1, ub[f] - lb_right if use_bound else INF,
+                            lf, splittable, reg, kk, dep, best, bj, ubin, ub, pos, phi, kl,
+                            kl_hi, phase, order.shape[0], use_bound, stats)
                 phase[f] = 1
                 top = f + 1
                 continue
@@ -354,15 +358,16 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
                 ret = cn[f]
             elif kr == 1:
                 ret, _ = best1(nreg[f], dep[f] + 1, 0, order.shape[0], order, gptr, gmem, sides, defmask,
-                               class_planes, weights, use_planes, count_planes, minority,
+                               class_planes, weights, use_planes, sse, count_planes, minority,
                                has_minority, min_leaf, max_depth, use_dominance, stats, cw_r,
                                cw_p, cw_n, tmp2)
             else:
-                _open_frame(f + 1, nreg[f], kr, dep[f] + 1,
-                            ub[f] - vl if use_bound else INF, reg, kk, dep, best, bj, ubin,
-                            ub, pos, phi, kl, kl_hi, phase, order.shape[0], class_planes,
-                            weights, use_planes, count_planes, min_leaf, cw_r, use_bound,
-                            max_depth, use_dominance, minority, has_minority, stats)
+                lf, splittable = _frame_leaf(nreg[f], dep[f] + 1, class_planes, weights,
+                                             use_planes, sse, count_planes, min_leaf, cw_r,
+                                             max_depth, use_dominance, minority, has_minority)
+                _open_frame(f + 1, nreg[f], kr, dep[f] + 1, ub[f] - vl if use_bound else INF,
+                            lf, splittable, reg, kk, dep, best, bj, ubin, ub, pos, phi, kl,
+                            kl_hi, phase, order.shape[0], use_bound, stats)
                 phase[f] = 2
                 top = f + 1
                 continue
@@ -390,8 +395,8 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
 
 @njit(cache=True, nogil=True)
 def best1_top(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights, use_planes,
-              count_planes, minority, has_minority, min_leaf, max_depth, use_dominance, stats,
-              out):
+              sse, count_planes, minority, has_minority, min_leaf, max_depth, use_dominance,
+              stats, out):
     """:func:`best1` restricted to the roots ``order[lo:hi]`` with the leaf excluded (the
     caller's incumbent): ``out = [value, rule]``."""
     n_classes = weights.shape[1]
@@ -400,16 +405,16 @@ def best1_top(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_pl
     cw_n = np.zeros(n_classes)
     tmp = np.zeros(region.shape[0], np.uint64)
     v, j = best1(region, depth, lo, hi, order, gptr, gmem, sides, defmask, class_planes, weights,
-                 use_planes, count_planes, minority, has_minority, min_leaf, max_depth,
+                 use_planes, sse, count_planes, minority, has_minority, min_leaf, max_depth,
                  use_dominance, stats, cw_r, cw_p, cw_n, tmp)
     out[0] = v if j >= 0 else INF
     out[1] = j
 
 
 @njit(cache=True, nogil=True)
-def split_costs(sides, full, class_planes, weights, use_planes, count_planes, min_leaf, out):
-    """``out[m]`` = misclassification of the one-rule tree on rule ``m`` (inf when a side is
-    smaller than ``min_leaf``): the order in which roots are tried."""
+def split_costs(sides, full, class_planes, weights, use_planes, sse, count_planes, min_leaf, out):
+    """``out[m]`` = cost of the one-rule tree on rule ``m`` (inf when a side is smaller than
+    ``min_leaf``): the order in which roots are tried."""
     n_classes = weights.shape[1]
     cw_p = np.zeros(n_classes)
     cw_n = np.zeros(n_classes)
@@ -417,8 +422,8 @@ def split_costs(sides, full, class_planes, weights, use_planes, count_planes, mi
     for m in range(sides.shape[0]):
         for w in range(full.shape[0]):
             tmp[w] = full[w] & sides[m, w]
-        vp, a = _leaf(tmp, class_planes, weights, use_planes, count_planes, min_leaf, cw_p)
+        vp, a = _leaf(tmp, class_planes, weights, use_planes, sse, count_planes, min_leaf, cw_p)
         for w in range(full.shape[0]):
             tmp[w] = full[w] & ~sides[m, w]
-        vn, b = _leaf(tmp, class_planes, weights, use_planes, count_planes, min_leaf, cw_n)
+        vn, b = _leaf(tmp, class_planes, weights, use_planes, sse, count_planes, min_leaf, cw_n)
         out[m] = vp + vn

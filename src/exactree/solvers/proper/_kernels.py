@@ -6,6 +6,16 @@ ancestor, so at most ``3**K`` states), discovered breadth first and evaluated in
 Point sets are bitsets (uint64 words). Leaf class weights come from per-class *bit planes* of
 integer weights (``sum_b 2**b * popcount(mask & plane[c, b])``) when every weight is integral,
 else from a loop over the set bits.
+
+Objectives. Every kernel takes ``sse``: False for misclassification (``weights`` holds each
+point's class weights), True for the weighted sum of squared errors with mean leaves
+(``weights`` holds each point's statistics ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)`` of
+targets centred and scaled so that the root costs 1, and never uses bit planes). Only the leaf
+cost reads the flag (:func:`leaf_stat_cost`); a runtime flag rather than a second
+specialisation keeps one compiled kernel set and the misclassification path a predicted
+branch. Every bound of the searches holds for both: leaf costs are non-negative and add over
+the leaves, and a set's squared error is at least the sum of its parts' (so a region costs at
+least the squared errors of its merged identical points).
 """
 
 from __future__ import annotations
@@ -52,13 +62,49 @@ def _class_weights(mask, class_planes, weights, use_planes, out):
             word ^= low
 
 
-@njit(cache=True)
-def leaf_cost(mask, class_planes, weights, use_planes, scratch):
-    """Misclassification of a leaf holding the points in ``mask``: total minus majority weight.
+#: Squared errors (in units of the root's) are rounded to multiples of 1 / SSE_GRID, so that sums
+#: of leaf costs are exact: equal trees tie exactly whatever order their points were summed in,
+#: and a bound's arithmetic (incumbent minus a child's value) loses nothing.
+SSE_GRID = 2.0 ** 44
 
-    Returns ``(cost, label)``; ties go to the smallest class index.
+
+@njit(cache=True, nogil=True, inline="always")
+def sse_cost(W, S, Q):
+    """Squared error ``Q - S**2 / W`` of a leaf with statistics ``(W, S, Q)``, clipped at 0
+    (rounding) and rounded to a multiple of ``1 / SSE_GRID``; 0 for an empty leaf."""
+    if W <= 0.0:
+        return 0.0
+    c = Q - S * S / W
+    if c <= 0.0:
+        return 0.0
+    return np.floor(c * SSE_GRID + 0.5) / SSE_GRID
+
+
+@njit(cache=True, nogil=True, inline="always")
+def leaf_stat_cost(cw, sse):
+    """Cost of a leaf from its summed statistics ``cw``: total minus majority weight
+    (misclassification) or :func:`sse_cost` of ``(W, S, Q)``."""
+    if sse:
+        return sse_cost(cw[0], cw[1], cw[2])
+    total = 0.0
+    best = -1.0
+    for c in range(cw.shape[0]):
+        total += cw[c]
+        if cw[c] > best:
+            best = cw[c]
+    return total - best
+
+
+@njit(cache=True)
+def leaf_cost(mask, class_planes, weights, use_planes, scratch, sse):
+    """Cost of a leaf holding the points in ``mask``: misclassification (total minus majority
+    weight) or, with ``sse``, its squared error.
+
+    Returns ``(cost, label)``; ties go to the smallest class index (label 0 for ``sse``).
     """
     _class_weights(mask, class_planes, weights, use_planes, scratch)
+    if sse:
+        return leaf_stat_cost(scratch, sse), 0
     total = 0.0
     best = -1.0
     label = 0
@@ -121,9 +167,9 @@ def _can_root(i, rs, k, Kc):
 
 
 @njit(cache=True)
-def sodt_dp(combo, k, sides, defining, full, class_planes, weights, use_planes, count_planes,
-            min_leaf, max_depth, Kc, pow3, stamp, visited, rsmask, depth, ok, data, value,
-            ntrees, choice, queue, scratch, side_cost, bound):
+def sodt_dp(combo, k, sides, defining, full, class_planes, weights, use_planes, sse,
+            count_planes, min_leaf, max_depth, Kc, pow3, stamp, visited, rsmask, depth, ok,
+            data, value, ntrees, choice, queue, scratch, side_cost, bound):
     """Optimal proper tree over the ``k`` rules ``combo[:k]`` (eq. 17) by DP over signed
     ancestor sets. Returns ``(best objective, number of proper trees generated, states)``.
 
@@ -233,7 +279,7 @@ def sodt_dp(combo, k, sides, defining, full, class_planes, weights, use_planes, 
             ntrees[s] = 0
             continue
         if rs == 0:
-            cost, _ = leaf_cost(data[s], class_planes, weights, use_planes, scratch)
+            cost, _ = leaf_cost(data[s], class_planes, weights, use_planes, scratch, sse)
             value[s] = cost
             ntrees[s] = 1
             continue
@@ -274,7 +320,7 @@ def _workspace(k, n_words, n_weights):
 
 @njit(cache=True)
 def odt_chunk(k, comb, n_rules, max_count, sides, defining, full, class_planes, weights,
-              use_planes, count_planes, min_leaf, max_depth, best_value, best_comb, stats,
+              use_planes, sse, count_planes, min_leaf, max_depth, best_value, best_comb, stats,
               side_cost, prune):
     """Run ``sodt`` on up to ``max_count`` K-combinations, starting at ``comb`` (lexicographic),
     keeping the best in ``best_value[0]`` / ``best_comb``. ``comb`` is advanced in place.
@@ -290,9 +336,9 @@ def odt_chunk(k, comb, n_rules, max_count, sides, defining, full, class_planes, 
     stamp = 0
     while done < max_count:
         v, nt, ns = sodt_dp(comb, k, sides, defining, full, class_planes, weights, use_planes,
-                            count_planes, min_leaf, max_depth, Kc, pow3, stamp, visited, rsmask,
-                            depth, ok, data, value, ntrees, choice, queue, scratch, side_cost,
-                            best_value[0] if prune else INF)
+                            sse, count_planes, min_leaf, max_depth, Kc, pow3, stamp, visited,
+                            rsmask, depth, ok, data, value, ntrees, choice, queue, scratch,
+                            side_cost, best_value[0] if prune else INF)
         stamp += 1
         stats[0] += 1
         if nt > 0:
@@ -319,22 +365,22 @@ def odt_chunk(k, comb, n_rules, max_count, sides, defining, full, class_planes, 
 
 
 @njit(cache=True)
-def side_costs(sides, full, class_planes, weights, use_planes, out):
+def side_costs(sides, full, class_planes, weights, use_planes, sse, out):
     """``out[m] = (cost of rule m's positive side as one leaf, cost of its negative side)``."""
     mask = np.zeros(full.shape[0], np.uint64)
     scratch = np.zeros(weights.shape[1], np.float64)
     for m in range(sides.shape[0]):
         for w in range(full.shape[0]):
             mask[w] = sides[m, w]
-        out[m, 0], _ = leaf_cost(mask, class_planes, weights, use_planes, scratch)
+        out[m, 0], _ = leaf_cost(mask, class_planes, weights, use_planes, scratch, sse)
         for w in range(full.shape[0]):
             mask[w] = full[w] & ~sides[m, w]
-        out[m, 1], _ = leaf_cost(mask, class_planes, weights, use_planes, scratch)
+        out[m, 1], _ = leaf_cost(mask, class_planes, weights, use_planes, scratch, sse)
 
 
 @njit(cache=True)
 def extend_incumbent(prev, k, n_rules, sides, defining, full, class_planes, weights, use_planes,
-                     count_planes, min_leaf, max_depth, best_value, best_comb):
+                     sse, count_planes, min_leaf, max_depth, best_value, best_comb):
     """Warm start for the K-combination loop: ``sodt`` on ``prev[:k-1]`` plus every other rule
     (a greedy extension of the best smaller tree); improves ``best_value`` / ``best_comb``."""
     (pow3, Kc, visited, rsmask, depth, ok, data, value, ntrees, choice, queue,
@@ -360,9 +406,9 @@ def extend_incumbent(prev, k, n_rules, sides, defining, full, class_planes, weig
         if not inserted:
             comb[pos] = r
         v, nt, ns = sodt_dp(comb, k, sides, defining, full, class_planes, weights, use_planes,
-                            count_planes, min_leaf, max_depth, Kc, pow3, r, visited, rsmask,
-                            depth, ok, data, value, ntrees, choice, queue, scratch, side_cost,
-                            INF)
+                            sse, count_planes, min_leaf, max_depth, Kc, pow3, r, visited,
+                            rsmask, depth, ok, data, value, ntrees, choice, queue, scratch,
+                            side_cost, INF)
         if v < best_value[0]:
             best_value[0] = v
             for i in range(k):

@@ -5,6 +5,10 @@ single leaf), solves ``sodt`` on each in a Numba kernel, and keeps the best tree
 optimal proper tree with *at most* ``n_splits`` rules of the given family. With a time limit the
 search is anytime: it returns the best tree over the combinations examined so far, status
 ``"time_limit"`` and the objective's lower bound (0 for misclassification).
+
+Objectives: misclassification (points carry class weights) or the weighted sum of squared
+errors with mean leaves (``point_data(..., squared_error=True)``: points carry ``(W, S, Q)``
+statistics and the kernels run with ``sse``; see :mod:`._kernels` for why every bound holds).
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ...objectives import get_objective
-from ...tree import Tree, TreeBuilder
+from ...objectives import SquaredError, get_objective
+from ...tree import LEAF, Tree, TreeBuilder
 from ..result import OPTIMAL, OPTIMAL_ON_RULES, TIME_LIMIT, SolveResult
 from . import _bnb as bnb
 from . import _kernels as kern
+from ._kernels import SSE_GRID
 from .rules import (AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits,
                     unpack_bits)
 
@@ -31,12 +36,22 @@ _CHUNK_SECONDS = 0.2
 
 @dataclass
 class PointData:
-    """Distinct points with their class weights and sample counts, packed for the kernels."""
+    """Distinct points with their leaf statistics and sample counts, packed for the kernels.
+
+    Misclassification: ``weights`` holds class weights. Squared error (``sse``): ``weights``
+    holds ``(W, S, Q)`` of the targets centred and divided by ``sqrt(unit)``, so that a
+    single leaf costs 1 in kernel units and ``unit`` times a kernel cost is a squared error.
+    ``point_bound`` is what each point costs in any leaf (the equivalent-points bound: its
+    minority class weight, or its own squared error rounded down), in kernel units.
+    """
 
     X: np.ndarray  # (U, D) distinct rows
     inverse: np.ndarray  # (n,) row of X each sample maps to
-    weights: np.ndarray  # (U, C) class weights per point
+    weights: np.ndarray  # (U, C) class weights or (U, 3) statistics per point
     counts: np.ndarray  # (U,) number of samples per point
+    sse: bool = False
+    point_bound: np.ndarray | None = None
+    unit: float = 1.0
     full: np.ndarray = field(init=False)
     class_planes: np.ndarray = field(init=False)
     count_planes: np.ndarray = field(init=False)
@@ -46,9 +61,12 @@ class PointData:
         u = len(self.X)
         self.full = pack_bits(np.ones(u, bool))[0]
         w = self.weights
-        self.use_planes = bool(np.all(w == np.round(w)) and w.max(initial=0) < 2.0 ** 52)
+        self.use_planes = bool(not self.sse and np.all(w == np.round(w))
+                               and w.max(initial=0) < 2.0 ** 52)
         self.class_planes = _bit_planes(w.T if self.use_planes else np.zeros((w.shape[1], u)))
         self.count_planes = _bit_planes(self.counts[None, :].astype(np.float64))[0]
+        if self.point_bound is None:
+            self.point_bound = np.ascontiguousarray(w.sum(axis=1) - w.max(axis=1, initial=0))
 
 
 def _bit_planes(values: np.ndarray) -> np.ndarray:
@@ -59,18 +77,46 @@ def _bit_planes(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.stack(planes, axis=1))
 
 
-def point_data(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int) -> PointData:
-    """Merge identical rows (no rule can separate them) into weighted points; drop zero weights."""
+def point_data(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int, *,
+               squared_error: bool = False) -> PointData:
+    """Merge identical rows (no rule can separate them) into weighted points; drop zero weights.
+
+    ``y`` holds class indices, or real targets with ``squared_error`` (``n_classes`` is then
+    ignored)."""
     X = np.asarray(X, np.float64)
     keep = sample_weight > 0
     Xu, inverse = np.unique(X[keep], axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    weights = np.zeros((len(Xu), n_classes))
-    np.add.at(weights, (inverse, y[keep]), sample_weight[keep])
     counts = np.bincount(inverse, minlength=len(Xu))
     full_inverse = np.full(len(X), -1, np.int64)
     full_inverse[keep] = inverse
+    if squared_error:
+        stats, bound, unit = _sse_statistics(np.asarray(y, np.float64)[keep], sample_weight[keep],
+                                             inverse, len(Xu))
+        return PointData(Xu, full_inverse, stats, counts, sse=True, point_bound=bound, unit=unit)
+    weights = np.zeros((len(Xu), n_classes))
+    np.add.at(weights, (inverse, y[keep]), sample_weight[keep])
     return PointData(Xu, full_inverse, weights, counts)
+
+
+def _sse_statistics(y: np.ndarray, w: np.ndarray, inverse: np.ndarray,
+                    n_points: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(stats, point_bound, unit)`` of :class:`PointData` for squared error.
+
+    Targets are centred on their weighted mean and scaled so that one leaf costs 1: ``Q - S**2
+    / W`` then cancels little and every cost lies in [0, 1], the range the kernels' rounding
+    grid is made for. A point's own squared error (two passes) is rounded down and lowered by
+    one grid step, so that a region's bound stays below its rounded kernel cost."""
+    mean = float(w @ y) / float(w.sum()) if len(y) else 0.0
+    root = float(w @ (y - mean) ** 2)
+    unit = root if root > 0 else 1.0
+    z = (y - mean) / np.sqrt(unit)
+    W = np.bincount(inverse, weights=w, minlength=n_points)
+    S = np.bincount(inverse, weights=w * z, minlength=n_points)
+    Q = np.bincount(inverse, weights=w * z * z, minlength=n_points)
+    own = np.bincount(inverse, weights=w * (z - (S / W)[inverse]) ** 2, minlength=n_points)
+    bound = np.maximum(np.floor(own * SSE_GRID) - 1.0, 0.0) / SSE_GRID
+    return np.column_stack([W, S, Q]), np.ascontiguousarray(bound), unit
 
 
 @dataclass
@@ -109,7 +155,8 @@ def sodt(rules: RuleSet, data: PointData, combo: Sequence[int], *, min_samples_l
     k = len(combo)
     sc = _scratch(k, len(data.full), data.weights.shape[1])
     v, nt, _ = kern.sodt_dp(combo, k, rules.sides, rules.defining, data.full, data.class_planes,
-                            data.weights, data.use_planes, data.count_planes, min_samples_leaf,
+                            data.weights, data.use_planes, data.sse, data.count_planes,
+                            min_samples_leaf,
                             _depth(max_depth), sc["Kc"], sc["pow3"], 0, sc["visited"],
                             sc["rsmask"], sc["depth"], sc["ok"], sc["data"], sc["value"],
                             sc["ntrees"], sc["choice"], sc["queue"], sc["scratch"],
@@ -122,7 +169,17 @@ def _depth(max_depth: int | None) -> int:
 
 
 def leaf_value(data: PointData, mask: np.ndarray | None = None) -> float:
-    """Misclassification of one leaf holding the points in ``mask`` (all by default)."""
+    """Cost of one leaf holding the points in ``mask`` (all by default; a boolean or index
+    array), in kernel units. Squared error is computed by the kernels' own leaf cost, so that a
+    region's value is bit for bit the one the search found."""
+    if data.sse:
+        sel = np.ones(len(data.X), bool)
+        if mask is not None:
+            sel = np.zeros(len(data.X), bool)
+            sel[mask] = True
+        packed = pack_bits(sel)[0]
+        return float(kern.leaf_cost(packed, data.class_planes, data.weights, False,
+                                    np.zeros(3), True)[0])
     w = data.weights if mask is None else data.weights[mask]
     tot = w.sum(axis=0)
     return float(tot.sum() - tot.max())
@@ -170,7 +227,7 @@ def _odt_combinations(rules: RuleSet, data: PointData, n_splits: int, *,
     side_cost = np.zeros((len(rules), 2))
     if prune and len(rules):
         kern.side_costs(rules.sides, data.full, data.class_planes, data.weights, data.use_planes,
-                        side_cost)
+                        data.sse, side_cost)
     counts = data.counts.sum()
     best_value = np.array([np.inf])
     best_combo = np.zeros(0, np.int64)
@@ -190,7 +247,8 @@ def _odt_combinations(rules: RuleSet, data: PointData, n_splits: int, *,
             # a good incumbent early makes the bound skip most combinations
             kern.extend_incumbent(best_combo, k, len(rules), rules.sides, rules.defining,
                                   data.full, data.class_planes, data.weights, data.use_planes,
-                                  data.count_planes, min_samples_leaf, max_d, bv, found)
+                                  data.sse, data.count_planes, min_samples_leaf, max_d, bv,
+                                  found)
             if bv[0] < best_value[0]:
                 best_value[0] = bv[0]
                 best_combo = found.copy()
@@ -199,15 +257,15 @@ def _odt_combinations(rules: RuleSet, data: PointData, n_splits: int, *,
             t0 = time.perf_counter()
             done = kern.odt_chunk(k, comb, len(rules), chunk, rules.sides, rules.defining,
                                   data.full, data.class_planes, data.weights, data.use_planes,
-                                  data.count_planes, min_samples_leaf, max_d, bv, found, stats,
-                                  side_cost, prune)
+                                  data.sse, data.count_planes, min_samples_leaf, max_d, bv,
+                                  found, stats, side_cost, prune)
             if bv[0] < best_value[0]:
                 best_value[0] = bv[0]
                 best_combo = found.copy()
             if done:
                 break
             if prune and best_value[0] <= 0.0:
-                break  # misclassification cannot go below 0: proven optimal already
+                break  # no cost goes below 0: proven optimal already
             if time_limit is not None and time.perf_counter() - start >= time_limit:
                 status = TIME_LIMIT
                 break
@@ -246,8 +304,9 @@ class _Problem:
 
     def args(self) -> tuple:
         d = self.data
-        return (self.order, self.gptr, self.gmem, self.sides, self.defmask, d.class_planes, d.weights, d.use_planes,
-                d.count_planes, self.minority, self.has_minority, self.min_leaf, self.max_depth)
+        return (self.order, self.gptr, self.gmem, self.sides, self.defmask, d.class_planes,
+                d.weights, d.use_planes, d.sse, d.count_planes, self.minority,
+                self.has_minority, self.min_leaf, self.max_depth)
 
 
 def _defining_masks(rules: RuleSet) -> np.ndarray:
@@ -273,7 +332,7 @@ def _rule_groups(rules: RuleSet, data: PointData, min_leaf: int,
         return np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64)
     cost = np.zeros(m)
     bnb.split_costs(rules.sides, data.full, data.class_planes, data.weights, data.use_planes,
-                    data.count_planes, min_leaf, cost)
+                    data.sse, data.count_planes, min_leaf, cost)
     if merge:
         sides = np.ascontiguousarray(rules.sides).view(np.int64)
         _, group = np.unique(row_hashes(sides), return_inverse=True)
@@ -335,6 +394,8 @@ def _subtree(prob: _Problem, region: np.ndarray, k: int, depth: int, value: floa
     ub = float(np.nextafter(value, np.inf))
     out, st, _ = _solve_chunk(prob, region, k, depth, ub, 0, len(prob.order), np.inf)
     stats[:4] += st
+    if not np.isfinite(out[0]):  # the search's values are reproducible: this cannot happen
+        raise RuntimeError(f"proper-tree search: no subtree of value {value} to rebuild")
     return _node(prob, region, k, depth, out, stats)
 
 
@@ -370,8 +431,7 @@ def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_
     full = data.full
     counts = data.counts.sum()
     stats = np.zeros(5, np.int64)  # rule evaluations, roots, pruned roots, frames, chunks
-    w = data.weights
-    minority = np.ascontiguousarray(w.sum(axis=1) - w.max(axis=1), np.float64)
+    minority = np.ascontiguousarray(data.point_bound, np.float64)
     has_minority = bool(np.any(minority > 0))
     order, gptr, gmem = _rule_groups(rules, data, min_samples_leaf, dominance)
     prob = _Problem(order, gptr, gmem, rules.sides, _defining_masks(rules), data, minority, has_minority,
@@ -460,11 +520,12 @@ def rule_side(rules: RuleSet, m: int, X: np.ndarray) -> np.ndarray:
 def build_tree(rules: RuleSet, data: PointData, result: ODTResult, X: np.ndarray, y: np.ndarray,
                sample_weight: np.ndarray, n_classes: int, *, min_samples_leaf: int = 1,
                max_depth: int | None = None) -> Tree:
-    """The exactree :class:`Tree` of an :class:`ODTResult`, node weights from ``(X, y)``."""
-    objective = get_objective("misclassification")
-    builder = TreeBuilder(X.shape[1], n_classes)
-    onehot = np.zeros((len(y), n_classes))
-    onehot[np.arange(len(y)), y] = sample_weight
+    """The exactree :class:`Tree` of an :class:`ODTResult`, node values from ``(X, y)``: class
+    weights, or for squared error (``data.sse``) a regression tree's ``(mean, weight, squared
+    error)``."""
+    builder = TreeBuilder(X.shape[1], 1 if data.sse else n_classes, regression=data.sse)
+    node_value = (_regression_values(y, sample_weight) if data.sse
+                  else _classification_values(y, sample_weight, n_classes))
     plan = result.plan
     if plan is None:
         plan = ("leaf",)
@@ -475,26 +536,26 @@ def build_tree(rules: RuleSet, data: PointData, result: ODTResult, X: np.ndarray
 
     # Explicit stack, two passes: children are created before their parent (TreeBuilder ids).
     # Plan nodes are keyed by their position in ``order`` (equal leaf tuples may be one object).
-    order: list[tuple[Any, np.ndarray, int]] = []  # (plan node, rows, parent label)
+    # ``carry`` is what an empty child inherits (the parent's label or mean; None at the root).
+    order: list[tuple[Any, np.ndarray, Any]] = []  # (plan node, rows, parent's carry)
     kids_of: dict[int, list[int]] = {}
-    stack: list[tuple[Any, np.ndarray, int, int]] = [(plan, np.ones(len(y), bool), -1, -1)]
+    stack: list[tuple[Any, np.ndarray, Any, int]] = [(plan, np.ones(len(y), bool), None, -1)]
     while stack:
-        node, rows, parent_label, parent = stack.pop()
+        node, rows, parent_carry, parent = stack.pop()
         me = len(order)
-        order.append((node, rows, parent_label))
+        order.append((node, rows, parent_carry))
         kids_of[me] = [-1, -1]
         if parent >= 0:
             kids_of[parent][0 if kids_of[parent][0] < 0 else 1] = me
         if node[0] == "node":
             side = rule_side(rules, int(node[1]), X)
-            label = _label(objective, onehot[rows].sum(axis=0), parent_label)
-            stack.append((node[3], rows & ~side, label, me))
-            stack.append((node[2], rows & side, label, me))
+            carry = node_value(rows, parent_carry)[2]
+            stack.append((node[3], rows & ~side, carry, me))
+            stack.append((node[2], rows & side, carry, me))
     node_of: dict[int, int] = {}
     for me in range(len(order) - 1, -1, -1):
-        node, rows, parent_label = order[me]
-        value = onehot[rows].sum(axis=0)
-        label = _label(objective, value, parent_label)
+        node, rows, parent_carry = order[me]
+        value, label, _ = node_value(rows, parent_carry)
         if node[0] == "leaf":
             node_of[me] = builder.leaf(value, label)
             continue
@@ -508,6 +569,41 @@ def build_tree(rules: RuleSet, data: PointData, result: ODTResult, X: np.ndarray
             node_of[me] = builder.linear(coef, powers, float(rules.threshold[m]), kids, value,
                                          label)
     return builder.build(node_of[0])
+
+
+NodeValue = Callable[[np.ndarray, Any], tuple[np.ndarray, int, Any]]
+
+
+def _classification_values(y: np.ndarray, sample_weight: np.ndarray, n_classes: int) -> NodeValue:
+    """``(class weights, label, label)`` of the rows in a mask; an empty node takes its
+    parent's label."""
+    objective = get_objective("misclassification")
+    onehot = np.zeros((len(y), n_classes))
+    onehot[np.arange(len(y)), y] = sample_weight
+
+    def value(rows: np.ndarray, parent_label: int | None) -> tuple[np.ndarray, int, int]:
+        v = onehot[rows].sum(axis=0)
+        label = _label(objective, v, -1 if parent_label is None else parent_label)
+        return v, label, label
+
+    return value
+
+
+def _regression_values(y: np.ndarray, sample_weight: np.ndarray) -> NodeValue:
+    """``((mean, weight, squared error), 0, mean)`` of the rows in a mask (squared error around
+    the mean, two passes); an empty node predicts its parent's mean."""
+    y = np.asarray(y, np.float64)
+
+    def value(rows: np.ndarray, parent_mean: float | None) -> tuple[np.ndarray, int, float]:
+        yr, wr = y[rows], sample_weight[rows]
+        total = float(wr.sum())
+        if total > 0:
+            mean = float(wr @ yr) / total
+        else:
+            mean = 0.0 if parent_mean is None else parent_mean
+        return np.array([mean, total, SquaredError.cost(yr, wr)]), 0, mean
+
+    return value
 
 
 def _plan_from_dp(sc: dict[str, np.ndarray], combo: np.ndarray) -> Any:
@@ -536,7 +632,11 @@ def _label(objective, value: np.ndarray, parent_label: int) -> int:
 
 
 def tree_objective(tree: Tree, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> float:
-    """Weighted misclassification of ``tree`` on ``(X, y)``."""
+    """Weighted misclassification of ``tree`` on ``(X, y)``; for a regression tree built on
+    ``(X, y)`` by :func:`build_tree`, its weighted sum of squared errors (its leaves'
+    squared errors around their means)."""
+    if tree.is_regression:
+        return float(tree.impurity[tree.kind == LEAF].sum())
     return float(sample_weight[tree.predict(X) != y].sum())
 
 
@@ -629,8 +729,13 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                  n_splits: int, rules: str | tuple[str, ...] = "hyperplane", degree: int = 2,
                  ties: str = "all", max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int | None = None,
-                 n_jobs: int | None = None, stream: bool | None = None) -> SolveResult:
+                 n_jobs: int | None = None, stream: bool | None = None,
+                 objective: str = "misclassification") -> SolveResult:
     """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
+
+    ``objective``: ``"misclassification"`` (``y`` class indices, ``n_classes`` of them) or
+    ``"squared_error"`` (``y`` real targets; a regression tree with mean leaves, and a
+    ``lower_bound`` that is the equivalent-points bound when the optimum is not proven).
 
     ``time_limit`` covers the whole solve, rule generation included. The status is
     ``"optimal"`` only when the search finished over a rule family that holds every split of its
@@ -642,18 +747,25 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
 
     A one-rule tree of a hyperplane/hypersurface family (``ties="all"``) with more than
     :data:`STREAM_RULES` candidate rules is searched without listing them (:mod:`.stream`);
-    ``stream`` forces (True) or forbids (False) that path.
+    ``stream`` forces (True) or forbids (False) that path (misclassification only: squared error
+    always lists the rules).
     """
+    if objective not in ("misclassification", "squared_error"):
+        raise ValueError(f"objective must be 'misclassification' or 'squared_error', got "
+                         f"{objective!r}")
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     X = np.asarray(X, np.float64)
-    data = point_data(X, y, sample_weight, n_classes)
+    data = point_data(X, y, sample_weight, n_classes,
+                      squared_error=objective == "squared_error")
     est = None
     if data.X.ndim == 2 and len(data.X):
         est = estimate_work(len(data.X), data.X.shape[1], rules, degree, ties, n_splits,
-                            n_classes)
+                            _SSE_EFFECTIVE_CLASSES if data.sse else n_classes)
     one_rule = n_splits == 1 or (n_splits >= 1 and max_depth == 1)
-    if stream is None:
+    if data.sse:
+        stream = False  # the streaming kernel scores misclassification only
+    elif stream is None:
         stream = est is not None and est.rules > STREAM_RULES and max_rules is None
     if (stream and one_rule and est is not None and ties == "all" and min_samples_leaf >= 1
             and rules in ("hyperplane", "polynomial")):
@@ -680,13 +792,29 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
         status = TIME_LIMIT
     elif status == OPTIMAL and (not ruleset.exhaustive or ruleset.n_unrepresentable):
         status = OPTIMAL_ON_RULES  # optimal over the generated rules only
-    stats = dict(res.stats, search_objective=res.value, rules_complete=ruleset.complete,
-                 rules_exhaustive=ruleset.exhaustive,
+    stats = dict(res.stats, search_objective=res.value * data.unit,
+                 rules_complete=ruleset.complete, rules_exhaustive=ruleset.exhaustive,
                  unrepresentable_rules=ruleset.n_unrepresentable,
                  seconds=time.perf_counter() - start)
-    lower = value if status == OPTIMAL else 0.0
+    lower = value if status == OPTIMAL else _proven_bound(data, y, sample_weight)
     return SolveResult(tree=tree, objective=value, lower_bound=min(lower, value), status=status,
                        stats=stats)
+
+
+#: Class planes a squared-error rule evaluation costs about as much as, in
+#: :func:`estimate_work` (its statistics are summed point by point, not by popcounts).
+_SSE_EFFECTIVE_CLASSES = 16
+
+
+def _proven_bound(data: PointData, y: np.ndarray, sample_weight: np.ndarray) -> float:
+    """What any tree costs at least, without a finished search: 0 for misclassification (as
+    before), the equivalent-points bound for squared error (identical rows share a leaf, so
+    each group of them costs at least its own squared error)."""
+    if not data.sse:
+        return 0.0
+    keep = data.inverse >= 0
+    return SquaredError().lower_bound(np.asarray(y, np.float64)[keep], sample_weight[keep],
+                                      data.inverse[keep])
 
 
 #: Candidate rules above which a one-rule search streams the rules instead of listing them.
