@@ -89,12 +89,14 @@ def test_verbose_two_adds_the_counters_and_zero_is_silent(capsys):
     assert len(err) == 1 and err[0].startswith("[exactree] optimal:") and "frames" in err[0]
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2])
 @pytest.mark.parametrize("search", ["ordered", "binary"])
-def test_ctrl_c_returns_the_best_tree_so_far(search, python_sigint):
+def test_ctrl_c_returns_the_best_tree_so_far(search, n_jobs, python_sigint):
     X, y = hard_numeric() if search == "ordered" else hard_binary()
-    press_ctrl_c_once_searching()
+    press_ctrl_c_once_searching(after=0.3 if n_jobs is None else 2.0)  # workers start first
     start = time.perf_counter()
-    model = OptimalTreeClassifier(max_depth=5 if search == "binary" else 4, search=search).fit(X, y)
+    model = OptimalTreeClassifier(max_depth=5 if search == "binary" else 4, search=search,
+                                  n_jobs=n_jobs).fit(X, y)
     assert time.perf_counter() - start < 20
     assert model.status_ == "interrupted"
     assert 0 <= model.lower_bound_ <= model.objective_ < len(y)

@@ -159,3 +159,16 @@ def test_dask_cluster():
         par = _fit(X, y, 2, max_depth=3)
     assert par.objective_ == serial.objective_ and par.status_ == "optimal"
     assert par.export_text() == _fit(X, y, 2, max_depth=3).export_text()
+
+
+def test_grid_search_over_cost_complexity_in_parallel():
+    """scikit-learn's own n_jobs (cross-validation, grids) runs exactree fits in its workers."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _binary_problem(6, n=80)
+    grid = {"cost_complexity": [0.0, 0.01, 0.05]}
+    one = GridSearchCV(OptimalTreeClassifier(max_depth=3), grid, cv=3).fit(X, y)
+    two = GridSearchCV(OptimalTreeClassifier(max_depth=3, n_jobs=2), grid, cv=3,
+                       n_jobs=2).fit(X, y)
+    assert one.best_params_ == two.best_params_
+    assert np.allclose(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])

@@ -535,8 +535,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
     layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
     exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0. ``board`` (see
-    :mod:`exactree.progress`): its deadline and outside bound are read at every look at the
-    clock, and the evaluations so far and the best cost are written there.
+    :mod:`exactree.progress`): its deadline and its outside bound ``BOUND`` (which tightens
+    ``root_ub``) are read at the start and at every look at the clock, and the evaluations so
+    far and the best cost are written there.
 
     ``root_lo``/``root_hi`` (one bucket each per feature) restrict the root's split: feature
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if

@@ -63,9 +63,9 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     bounds, split)``: ``cost`` is INF when no tree below ``root_ub`` exists (then ``lower_bound`` >=
     ``root_ub``); ``feature`` is the root split (-1 for a leaf). On TIMED_OUT the cost is the
     best complete tree found at the root and ``lower_bound`` a proven bound on the optimum.
-    ``board`` (see :mod:`exactree.progress`): its deadline and outside bound are read every 16
-    frame steps, and the frames so far, the root's best cost and its lower bound are written
-    there.
+    ``board`` (see :mod:`exactree.progress`): its deadline and its outside bound ``BOUND``
+    (which tightens ``root_ub``) are read at the start and every 16 frame steps, and the
+    frames so far, the root's best cost and its lower bound are written there.
 
     ``roots`` (bool, one per feature) restricts the root's split to the features marked (a
     parallel fit gives each worker a share); the root's depth-2 incumbent may still split
