@@ -15,7 +15,10 @@ E. speed: N x K x rule family, seconds of ``ObliqueTreeClassifier.fit`` before (
    search of commit 356af0b, timed once on the 2-core development machine, numbers in
    ``BEFORE``) and now, with the objectives, which must be equal. Goal cases: K=2 hyperplanes on
    150 two-dimensional points under 15 s, a degree-2 hypersurface (K=1) on 100 points under
-   60 s, 10x faster on the cases of sections A-B.
+   60 s, 10x faster on the cases of sections A-B;
+F. ``ObliqueTreeRegressor`` (squared error): axis rules with room for a full tree against the
+   depth-limited DP ``OptimalTreeRegressor`` (same optimum), and hyperplane / conic trees
+   against the axis tree with the same K on two-dimensional regression data, with seconds.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ import tempfile
 import time
 
 import numpy as np
-from sklearn.datasets import load_iris, make_moons
+from sklearn.datasets import load_diabetes, load_iris, make_moons
 
-from exactree.estimators.oblique import ObliqueTreeClassifier
+from exactree.estimators.oblique import ObliqueTreeClassifier, ObliqueTreeRegressor
 from exactree.solvers.proper import make_rules, odt, point_data
 
 
@@ -296,15 +299,79 @@ def section_e(quick):
         table(rows, ("case, n_jobs=2", "objective", "seconds"))
 
 
+# ---------------------------------------------------------------------------- F
+def ramp(n, seed=0):
+    """A step across a line at 30 degrees plus a slope in x0 and noise: oblique structure."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    step = np.cos(np.pi / 6) * X[:, 0] + np.sin(np.pi / 6) * X[:, 1] > 0.1
+    return X, 2.0 * step + 0.5 * X[:, 0] + rng.normal(scale=0.2, size=n)
+
+
+def diabetes2(n, seed=0):
+    """scikit-learn's diabetes, columns bmi and s5 (its two strongest), ``n`` rows."""
+    X, y = load_diabetes(return_X_y=True)
+    return _subsample(X[:, [2, 8]], y, n, seed)
+
+
+REGRESSION = {"ramp": ramp, "diabetes2": diabetes2}
+
+
+def _fit_seconds(est, X, y):
+    t = time.perf_counter()
+    est.fit(X, y)
+    return est, time.perf_counter() - t
+
+
+def section_f(quick):
+    print("F. ObliqueTreeRegressor (squared error): axis rules vs the DP OptimalTreeRegressor "
+          "(full trees),")
+    print("   hyperplane / conic trees vs axis trees with the same K")
+    from exactree.estimators.regressor import OptimalTreeRegressor
+
+    ObliqueTreeRegressor(n_splits=2).fit(*ramp(12))  # compile / load outside the timings
+    rows = []
+    for name, n in (("ramp", 60), ("diabetes2", 60 if quick else 100)):
+        X, y = REGRESSION[name](n)
+        for depth in (1, 2):
+            ours, t_ours = _fit_seconds(ObliqueTreeRegressor(
+                rules="axis", n_splits=2 ** depth - 1, max_depth=depth), X, y)
+            dp, t_dp = _fit_seconds(OptimalTreeRegressor(max_depth=depth), X, y)
+            same = abs(ours.objective_ - dp.objective_) <= 1e-9 * max(1.0, dp.objective_)
+            rows.append((name, n, depth, 2 ** depth - 1, f"{ours.objective_:.6g}",
+                         f"{dp.objective_:.6g}", "yes" if same else "NO", ours.status_,
+                         f"{t_ours:.3f}", f"{t_dp:.3f}"))
+    table(rows, ("data", "N", "depth", "K", "odt(axis) SSE", "DP SSE", "agree", "status",
+                 "odt s", "DP s"))
+    rows = []
+    # conic (degree-2) rules only on small N: squared error lists its rules (C(N, 5) * 32 of
+    # them in the plane), it has no streaming one-rule search
+    cases = [("ramp", 60, 1), ("ramp", 25, 1), ("ramp", 40, 2), ("ramp", 16, 3),
+             ("diabetes2", 60, 1), ("diabetes2", 25, 1), ("diabetes2", 40, 2)]
+    for name, n, k in cases:
+        X, y = REGRESSION[name](n)
+        axis = ObliqueTreeRegressor(n_splits=k, rules="axis").fit(X, y)
+        plane, t_plane = _fit_seconds(ObliqueTreeRegressor(n_splits=k), X, y)
+        conic, t_conic = "-", "-"
+        if k == 1 and n <= 25:
+            m, t = _fit_seconds(ObliqueTreeRegressor(n_splits=1, rules="polynomial"), X, y)
+            conic, t_conic = f"{m.objective_:.4g}", f"{t:.2f}"
+        rows.append((name, n, k, f"{axis.objective_:.4g}", f"{plane.objective_:.4g}",
+                     f"{plane.score(X, y):.3f}", plane.status_, f"{t_plane:.2f}", conic,
+                     t_conic))
+    table(rows, ("data", "N", "K", "axis SSE", "hyperplane SSE", "hyperplane R2", "status",
+                 "plane s", "conic SSE", "conic s"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller K=3 cases, no big goals")
-    parser.add_argument("--sections", default="ABCDE", help="which tables, e.g. E")
+    parser.add_argument("--sections", default="ABCDEF", help="which tables, e.g. E")
     args = parser.parse_args()
     print("exactree proper-tree benchmark (timings on a shared 2-core machine: expect noise)\n")
     t = time.perf_counter()
     for name, run in (("A", section_a), ("B", section_b), ("C", section_c), ("D", section_d),
-                      ("E", section_e)):
+                      ("E", section_e), ("F", section_f)):
         if name in args.sections.upper():
             run() if name == "D" else run(args.quick)
     print(f"total {time.perf_counter() - t:.1f} s")
