@@ -26,7 +26,7 @@ from exactree.solvers.proper import make_rules, odt, point_data
 from exactree.tree import LEAF, LINEAR, THRESHOLD, from_json, to_json
 
 sys.path.insert(0, str(Path(__file__).parent))
-from oracle_lp import linear_splits  # noqa: E402
+from oracle_lp import linear_splits
 
 # ---------------------------------------------------------------------------- oracle
 
@@ -73,12 +73,12 @@ def brute_sse(X: np.ndarray, y: np.ndarray, w: np.ndarray, family: str, k: int,
     def rows(region: int) -> np.ndarray:
         return np.array([i for i in range(n) if (region >> i) & 1], np.int64)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def leaf(region: int) -> float:
         idx = rows(region)
         return sse(y[idx], w[idx]) if len(idx) >= min_leaf else np.inf
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def best(region: int, budget: int, depth: int) -> float:
         value = leaf(region)
         if budget == 0 or depth >= depth_cap:
@@ -256,6 +256,13 @@ def test_time_limit_reports_a_valid_bound():
         pairs = [np.array([y[i], y[i + 60]]) for i in range(20)]
         bound = sum(sse(p, np.ones(2)) for p in pairs)
         assert np.isclose(model.lower_bound_, bound) and model.gap_ > 0
+
+
+def test_parallel_roots_give_the_serial_tree():
+    X, y, w = _points(7, 30)
+    serial = ObliqueTreeRegressor(n_splits=2).fit(X, y, w)
+    parallel = ObliqueTreeRegressor(n_splits=2, n_jobs=2).fit(X, y, w)
+    assert parallel.tree_ == serial.tree_ and parallel.objective_ == serial.objective_
 
 
 def test_ties_left_is_optimal_on_rules_only():

@@ -90,8 +90,7 @@ def leaf_stat_cost(cw, sse):
     best = -1.0
     for c in range(cw.shape[0]):
         total += cw[c]
-        if cw[c] > best:
-            best = cw[c]
+        best = max(best, cw[c])
     return total - best
 
 
