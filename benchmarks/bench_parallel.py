@@ -36,9 +36,7 @@ from exactree import OptimalTreeClassifier  # noqa: E402
 PROBLEMS = [
     ("binary", "splice-1", 4),
     ("binary", "german-credit", 5),
-    ("binary", "vehicle", 5),
     ("continuous", "rice", 3),
-    ("continuous", "page", 4),
     ("continuous", "raisin", 4),
 ]
 QUICK = [("binary", "german-credit", 5), ("continuous", "rice", 3)]

@@ -3,7 +3,7 @@
 :class:`TreeEstimatorBase` holds what does not depend on the task: parameter validation, input
 checks, categorical columns, the fit pipeline (progress lines, Ctrl-C, the fit report),
 ``apply`` and the exports. :class:`TreeClassifierBase` adds labels, ``class_weight``,
-``predict``/``predict_proba``; the regressor (:mod:`.regressor`) adds numeric targets.
+``predict``/``predict_proba``; :class:`TreeRegressorBase` numeric targets and leaf means.
 
 A subclass declares ``_parameter_constraints``, stores its parameters in a keyword-only
 ``__init__``, and implements ``_solve``.
@@ -16,12 +16,13 @@ from abc import abstractmethod
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
 from .._compile_note import note_compiling
 from ..data import FeatureEncoder, check_sample_weight, encode_labels
+from ..data.validation import check_regression_target
 from ..data.encoding import Column, _is_dataframe, nonfinite_error
 from ..progress import Progress
 from ..solvers.result import (INTERRUPTED, OPTIMAL, OPTIMAL_ON_BINARIZED, OPTIMAL_ON_RULES,
@@ -32,7 +33,7 @@ from ..tree.compiled import predict_leaves
 from ._params import Interval, InvalidParameterError, StrOptions, validate_params
 
 __all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase",
-           "TreeEstimatorBase"]
+           "TreeEstimatorBase", "TreeRegressorBase"]
 
 
 def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None = None) -> None:
@@ -263,3 +264,22 @@ class TreeClassifierBase(ClassifierMixin, TreeEstimatorBase):
         """Weighted training class frequencies of each row's leaf, columns in ``classes_`` order."""
         leaves = self._leaves(self._encode(X))
         return self.tree_.leaf_proba()[leaves]
+
+
+class TreeRegressorBase(RegressorMixin, TreeEstimatorBase):
+    """Shared fit/predict plumbing for exactree regressors: numeric targets (checked by
+    :func:`~exactree.data.validation.check_regression_target`), leaves predicting the
+    (weighted) mean of their training targets, ``score`` is R²."""
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeRegressorBase:
+        """Fit the tree to ``X`` (array or DataFrame) and numeric targets ``y``."""
+        return self._fit(X, y, sample_weight, self._solve)
+
+    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        y = check_regression_target(y)
+        return y, check_sample_weight(sample_weight, len(y))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The mean of the training targets in each row's leaf."""
+        leaves = self._leaves(self._encode(X))  # checks it is fitted first
+        return self.tree_.value[leaves, 0].copy()

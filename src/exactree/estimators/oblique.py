@@ -5,19 +5,15 @@ regressor (least squared error, mean leaves), one proper-tree search behind both
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Any
 
 import numpy as np
-from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import check_sample_weight
 from ..data.encoding import Column
-from ..data.validation import check_regression_target
 from ..solvers.proper.search import solve_proper
 from ..solvers.result import SolveResult
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase, TreeEstimatorBase
+from .base import TreeClassifierBase, TreeRegressorBase
 
 #: Parameters of the proper-tree search, shared by both estimators.
 _SEARCH_CONSTRAINTS: dict = {
@@ -131,7 +127,7 @@ class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
                                   "misclassification")
 
 
-class ObliqueTreeRegressor(_ProperSearch, RegressorMixin, TreeEstimatorBase):
+class ObliqueTreeRegressor(_ProperSearch, TreeRegressorBase):
     """Provably optimal regression tree with at most ``n_splits`` data-defined split rules:
     the least (weighted) training sum of squared errors, each leaf predicting the (weighted)
     mean of its rows.
@@ -190,13 +186,7 @@ class ObliqueTreeRegressor(_ProperSearch, RegressorMixin, TreeEstimatorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> ObliqueTreeRegressor:
-        """Fit the tree to ``X`` (array or numeric DataFrame) and numeric targets ``y``."""
-        return self._fit(X, y, sample_weight, self._solve)
 
-    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
-        y = check_regression_target(y)
-        return y, check_sample_weight(sample_weight, len(y))
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
@@ -211,7 +201,3 @@ class ObliqueTreeRegressor(_ProperSearch, RegressorMixin, TreeEstimatorBase):
         check_is_fitted(self, "tree_")
         return self.tree_.feature_importances()
 
-    def predict(self, X: Any) -> np.ndarray:
-        """The mean of the training targets in each row's leaf."""
-        leaves = self._leaves(self._encode(X))  # checks it is fitted first
-        return self.tree_.value[leaves, 0].copy()

@@ -6,23 +6,21 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import Binarizer, check_sample_weight
+from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
-from ..data.validation import check_regression_target
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.dp.parallel import solve_dp
 from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
 from ._params import Interval
-from .base import TreeEstimatorBase
+from .base import TreeRegressorBase
 from .optimal import check_ordered_size
 
 
-class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
+class OptimalTreeRegressor(TreeRegressorBase):
     """Regression tree with the least (weighted) training sum of squared errors, each leaf
     predicting the (weighted) mean of its rows, under depth and leaf-size limits: exactly, by
     the threshold-aware dynamic programme over ordered features (the search behind
@@ -99,13 +97,7 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeRegressor:
-        """Fit the tree to ``X`` (array or DataFrame) and numeric targets ``y``."""
-        return self._fit(X, y, sample_weight, self._solve)
 
-    def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
-        y = check_regression_target(y)
-        return y, check_sample_weight(sample_weight, len(y))
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
@@ -146,7 +138,3 @@ class OptimalTreeRegressor(RegressorMixin, TreeEstimatorBase):
         check_is_fitted(self, "tree_")
         return self.tree_.feature_importances()
 
-    def predict(self, X: Any) -> np.ndarray:
-        """The mean of the training targets in each row's leaf."""
-        leaves = self._leaves(self._encode(X))  # checks it is fitted first
-        return self.tree_.value[leaves, 0].copy()

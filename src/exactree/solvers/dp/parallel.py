@@ -232,7 +232,7 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
 
         guard = progress.deferred_interrupts() if progress is not None else _nothing()
         with guard:
-            run = Parallel(n_jobs=n_jobs, batch_size=1, mmap_mode="c",
+            run = Parallel(n_jobs=n_jobs, batch_size=1,
                            return_as="generator_unordered")
             for out in run(calls()):
                 results.append(out)
