@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,8 +202,8 @@ class _Monitor(threading.Thread):
             self.progress.check()
 
 
-def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None = None, progress: Progress | None = None,
-                   **solve_args: Any) -> tuple[DPSolution | None, ParallelReport]:
+def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None = None,
+                   progress: Progress | None = None, **solve_args: Any) -> tuple[DPSolution | None, ParallelReport]:
     """``solver.solve(**solve_args)`` (a :class:`~.solver.DPSolver` or
     :class:`~.ordered.OrderedSolver`) over ``n_jobs`` joblib workers, with the same answer:
     the optimal tree (None when none is below ``upper_bound``), a valid lower bound and whether
@@ -230,8 +231,7 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
                 yield delayed(_run_task)(fit, solver, i, roots, shared.path, shared.rows, bound,
                                          wall_deadline, solve_args)
 
-        guard = progress.deferred_interrupts() if progress is not None else _nothing()
-        with guard:
+        with progress.deferred_interrupts() if progress is not None else nullcontext():
             run = Parallel(n_jobs=n_jobs, batch_size=1,
                            return_as="generator_unordered")
             for out in run(calls()):
@@ -245,14 +245,6 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
     sol = _combine(solver, tasks, results, first, solve_args, report)
     report.wall = time.perf_counter() - start
     return sol, report
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
