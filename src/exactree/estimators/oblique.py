@@ -186,8 +186,6 @@ class ObliqueTreeRegressor(_ProperSearch, TreeRegressorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-
-
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
         return self._solve_proper(X, y, sample_weight, columns, 1, "squared_error")
