@@ -466,7 +466,6 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
-    hl = nd_h[l]
     _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
                     nd_h, lit_store, ht_key, ht_val, B, W, lnode)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a

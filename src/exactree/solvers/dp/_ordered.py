@@ -40,6 +40,7 @@ from numba import njit
 
 from ...progress import BEST, BOUND, DEADLINE, NODES
 from .._clock import now as _now
+from .._squared_error import sse_cost
 from ._depth2 import leaf_cost
 
 INF = np.inf
@@ -60,8 +61,6 @@ CLOCK_WORK = 4_000_000
 ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
-# Squared errors (in units of the root's) are rounded to multiples of 1 / SSE_GRID.
-SSE_GRID = 2.0 ** 44
 
 
 @njit(cache=True, inline="always")
@@ -77,26 +76,11 @@ def _add(acc, s, k, w, r, target):
 
 
 @njit(cache=True, inline="always")
-def _sse(W, S, Q):
-    """Squared error of a leaf with statistics ``(W, S, Q)``, clipped at 0 and rounded to a
-    multiple of ``1 / SSE_GRID``. The driver scales the targets so that the root costs 1, so
-    every cost lies in [0, 1] and sums of rounded costs are exact: equal trees tie exactly,
-    whatever order the rows were summed in (repeated rows and integer weights then give the
-    same tree)."""
-    if W <= 0.0:
-        return 0.0
-    c = Q - S * S / W
-    if c <= 0.0:
-        return 0.0
-    return np.floor(c * SSE_GRID + 0.5) / SSE_GRID
-
-
-@njit(cache=True, inline="always")
 def _leaf(tot_s, target):
     """Cost of one leaf with statistics ``tot_s``."""
     if target is None:
         return leaf_cost(tot_s)
-    return _sse(tot_s[0], tot_s[1], tot_s[2])
+    return sse_cost(tot_s[0], tot_s[1], tot_s[2])
 
 
 @njit(cache=True, inline="always")
@@ -104,8 +88,8 @@ def _split_cost(pre, tot, s, target):
     """Cost of two leaves: statistics ``pre[s]`` and ``tot[s] - pre[s]`` (misclassification:
     class weights)."""
     if target is not None:
-        return (_sse(pre[s, 0], pre[s, 1], pre[s, 2])
-                + _sse(tot[s, 0] - pre[s, 0], tot[s, 1] - pre[s, 1], tot[s, 2] - pre[s, 2]))
+        return (sse_cost(pre[s, 0], pre[s, 1], pre[s, 2])
+                + sse_cost(tot[s, 0] - pre[s, 0], tot[s, 1] - pre[s, 1], tot[s, 2] - pre[s, 2]))
     t1 = 0.0
     m1 = 0.0
     t2 = 0.0

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...progress import BOARD_SIZE, BOUND, DEADLINE, NODES, Progress, new_board
+from .._workers import n_workers
 from .solver import DPSolution
 
 # Tasks per worker: enough to keep every worker busy while the slowest task finishes.
@@ -67,13 +68,6 @@ class ParallelReport:
     wall: float = 0.0
     winner: int = -1
     resolve_seconds: float = 0.0
-
-
-def n_workers(n_jobs: int | None) -> int:
-    """joblib's reading of ``n_jobs`` (None: 1 unless a ``parallel_config`` says otherwise)."""
-    from joblib import effective_n_jobs
-
-    return max(1, int(effective_n_jobs(n_jobs)))
 
 
 class _SharedBoards:

@@ -229,7 +229,6 @@ def bnb_solve(region0, k0, depth0, ub0, lo, hi, order, gptr, gmem, sides, defmas
     cw_r = np.zeros(n_classes)
     cw_p = np.zeros(n_classes)
     cw_n = np.zeros(n_classes)
-    tmp = np.zeros(n_words, np.uint64)
     tmp2 = np.zeros(n_words, np.uint64)
 
     # frame 0: the caller's subproblem

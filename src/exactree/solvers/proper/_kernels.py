@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from .._squared_error import sse_cost
 
 INF = np.inf
 
@@ -62,24 +63,8 @@ def _class_weights(mask, class_planes, weights, use_planes, out):
             word ^= low
 
 
-#: Squared errors (in units of the root's) are rounded to multiples of 1 / SSE_GRID, so that sums
-#: of leaf costs are exact: equal trees tie exactly whatever order their points were summed in,
-#: and a bound's arithmetic (incumbent minus a child's value) loses nothing.
-SSE_GRID = 2.0 ** 44
-
-
-@njit(cache=True, nogil=True, inline="always")
-def sse_cost(W, S, Q):
-    """Squared error ``Q - S**2 / W`` of a leaf with statistics ``(W, S, Q)``, clipped at 0
-    (rounding) and rounded to a multiple of ``1 / SSE_GRID``; 0 for an empty leaf."""
-    if W <= 0.0:
-        return 0.0
-    c = Q - S * S / W
-    if c <= 0.0:
-        return 0.0
-    return np.floor(c * SSE_GRID + 0.5) / SSE_GRID
-
-
+# Squared errors are rounded on a grid (see ..._squared_error), so a bound's arithmetic
+# (incumbent minus a child's value) loses nothing.
 @njit(cache=True, nogil=True, inline="always")
 def leaf_stat_cost(cw, sse):
     """Cost of a leaf from its summed statistics ``cw``: total minus majority weight

@@ -27,7 +27,8 @@ from ...tree import LEAF, Tree, TreeBuilder
 from ..result import OPTIMAL, OPTIMAL_ON_RULES, TIME_LIMIT, SolveResult
 from . import _bnb as bnb
 from . import _kernels as kern
-from ._kernels import SSE_GRID
+from .._squared_error import SSE_GRID
+from .._workers import n_workers as count_workers
 from .rules import (AXIS, RuleSet, ancestry_matrix, make_rules, monomials, pack_bits,
                     unpack_bits)
 
@@ -445,7 +446,7 @@ def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_
     lower = float(minority.sum())
     skip = k <= 0 or (dominance and best <= lower)
     rate = _RATE_GUESS
-    n_workers = _n_workers(n_jobs)
+    n_workers = count_workers(n_jobs)
     pos = 0
     chunk = 64 if k >= 2 else 4096
     n_roots = len(order)
@@ -497,15 +498,6 @@ def _odt_regions(rules: RuleSet, data: PointData, n_splits: int, *, min_samples_
         rule_evaluations=int(stats[0]), roots=int(stats[1]), pruned_roots=int(stats[2]),
         frames=int(stats[3]), chunks=int(stats[4]), rules=m, total_combinations=int(total),
         method="regions", n_jobs=n_workers, seconds=time.perf_counter() - start), plan)
-
-
-def _n_workers(n_jobs: int | None) -> int:
-    """joblib's reading of ``n_jobs`` (None: 1 unless a ``parallel_config`` says otherwise)."""
-    if n_jobs is None or n_jobs == 1:
-        return 1
-    from joblib import effective_n_jobs
-
-    return max(1, int(effective_n_jobs(n_jobs)))
 
 
 # ---------------------------------------------------------------------------- Tree building

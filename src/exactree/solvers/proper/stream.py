@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._workers import n_workers
 from . import _stream
 from .rules import HYPERPLANE, POLYNOMIAL, RuleSet, _plane_geometry, _plane_rules, monomial_powers
 
@@ -96,7 +97,6 @@ def stream_one_rule(X: np.ndarray, weights: np.ndarray, counts: np.ndarray, fami
     the family (it was verified, and no subset left to the exact generation lost a rule to
     floating point); the value is then what the rule-list search would prove.
     """
-    from .search import _n_workers  # search imports this module lazily: no cycle
 
     start = time.perf_counter()
     n, d = X.shape
@@ -109,7 +109,7 @@ def stream_one_rule(X: np.ndarray, weights: np.ndarray, counts: np.ndarray, fami
     weights = np.ascontiguousarray(weights, np.float64)
     counts = np.ascontiguousarray(counts, np.int64)
     n_prefixes = math.comb(n, g - 1)
-    workers = _n_workers(n_jobs)
+    workers = n_workers(n_jobs)
     tops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     deferred: list[np.ndarray] = []
     scored = 0
