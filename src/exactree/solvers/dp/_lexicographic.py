@@ -1,0 +1,28 @@
+"""Size-minimal optima: the DP kernels minimise ``cost + penalty * splits``.
+
+MurTree ranks trees by (cost, number of splits): among the optimal trees it returns one with the
+fewest splits. A kernel gets the same order from a scalar objective by charging every split a
+``penalty`` smaller than the least cost difference that counts (``resolution``) divided by the
+largest number of splits, so the penalties of a whole tree never outweigh a real cost difference.
+With unit weights costs are integers (resolution 1, penalty ``2**-depth``: exact in floating
+point); otherwise the resolution is the tolerance within which costs count as equal.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def split_penalty(resolution: float, max_depth: int) -> float:
+    """Penalty per split for trees of depth ``max_depth`` (at most ``2**max_depth - 1`` splits)
+    whose costs differ by ``resolution`` or more when they differ."""
+    return float(resolution) / 2.0 ** max_depth
+
+
+def cost_lower_bound(bound: float, penalty: float, max_depth: int, integral: bool) -> float:
+    """A lower bound on the optimal *cost* from a lower bound ``bound`` on the penalised
+    objective; ``integral``: costs are integers."""
+    lb = bound - penalty * ((1 << max_depth) - 1)
+    if integral:
+        lb = math.ceil(lb - 1e-9)
+    return max(lb, 0.0)
