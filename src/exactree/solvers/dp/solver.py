@@ -105,6 +105,8 @@ class DPSolution:
     lower_bound: float
     optimal: bool
     stats: dict = field(default_factory=dict)
+    # Why a search that is not optimal stopped: "time_limit" (also Ctrl-C) or "memory_limit".
+    limit: str | None = None
 
 
 def check_problem_size(n: int, m: int, n_classes: int) -> None:
