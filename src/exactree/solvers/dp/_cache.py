@@ -17,8 +17,11 @@ INF = np.inf
 UNKNOWN = -2  # feature slot value: optimum not known for this budget
 LEAF = -1  # feature slot value: the optimum is a leaf
 
-# Layout of `state`: number of entries, number of pool slots, entry capacity limit.
-N_ENTRIES, N_SLOTS, LIMIT = 0, 1, 2
+# Layout of `state`: number of entries, number of pool slots, entry capacity limit, most bytes
+# the arrays may take, and FULL: set (1) when an entry was refused for want of those bytes.
+N_ENTRIES, N_SLOTS, LIMIT, MAX_BYTES, FULL = range(5)
+# Row bytes of the arrays: a key literal, an entry's meta, a hash table slot, a budget slot.
+KEY_BYTES, META_BYTES, INDEX_BYTES, SLOT_BYTES = 8, 24, 8, 48
 
 
 class Cache:
@@ -28,13 +31,23 @@ class Cache:
     ``meta`` holds per entry the key length, the hash and the offset of its budget slots.
     """
 
-    def __init__(self, max_len: int, limit: int, capacity: int = 4096) -> None:
+    def __init__(self, max_len: int, limit: int, capacity: int = 4096,
+                 max_bytes: float = np.inf) -> None:
         self.index = np.full(2 * capacity, -1, np.int64)
         self.keys = np.zeros((capacity, max(max_len, 1)), np.int64)
         self.meta = np.zeros((capacity, 3), np.int64)
         self.bounds = np.zeros((capacity * 4, 2))  # lower bound, optimal cost
         self.split = np.zeros((capacity * 4, 4), np.int64)  # feature, left/right budget, size
-        self.state = np.array([0, 0, limit], np.int64)
+        self.state = np.array([0, 0, limit, min(max_bytes, 2.0**62), 0], np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays())
+
+    @property
+    def full(self) -> bool:
+        """An entry was refused because the arrays would have outgrown their byte limit."""
+        return bool(self.state[FULL])
 
     def arrays(self):
         return self.index, self.keys, self.meta, self.bounds, self.split
@@ -96,33 +109,57 @@ def find(index, keys, meta, h, path, plen, tmp):
 def insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp):
     """Add an entry for ``path[:plen]`` with ``n_slots`` budget slots.
 
-    Returns ``(entry, index, keys, meta, bounds, split)``; arrays grow by doubling, and the
-    entry is -1 when the entry limit is reached (the search stays correct, only caches less).
+    Returns ``(entry, index, keys, meta, bounds, split)``. Arrays grow by doubling, less where
+    that would pass ``state[MAX_BYTES]`` (counting the old array beside its copy). The entry
+    is -1 when the entry limit is reached (the search stays correct, only caches less) or when
+    the byte limit leaves no room (then ``state[FULL]`` is set: the search stops).
     """
     e = state[N_ENTRIES]
-    if e >= state[LIMIT]:
+    if e >= state[LIMIT] or state[FULL]:
         return -1, index, keys, meta, bounds, split
-    if e >= keys.shape[0]:
-        keys2 = np.zeros((2 * keys.shape[0], keys.shape[1]), np.int64)
-        keys2[: keys.shape[0]] = keys
-        meta2 = np.zeros((2 * meta.shape[0], 3), np.int64)
-        meta2[: meta.shape[0]] = meta
-        keys, meta = keys2, meta2
-    if 2 * (e + 1) > index.shape[0]:  # keep the table at most half full
-        index = np.full(2 * index.shape[0], -1, np.int64)
-        mask = index.shape[0] - 1
-        for old in range(e):
-            i = _slot(meta[old, 1], mask)
-            while index[i] >= 0:
-                i = (i + 1) & mask
-            index[i] = old
     s = state[N_SLOTS]
-    if s + n_slots > bounds.shape[0]:
-        bounds2 = np.zeros((2 * bounds.shape[0] + n_slots, 2))
-        bounds2[: bounds.shape[0]] = bounds
-        split2 = np.zeros((2 * split.shape[0] + n_slots, 4), np.int64)
-        split2[: split.shape[0]] = split
-        bounds, split = bounds2, split2
+    grow_entries = e >= keys.shape[0]
+    grow_index = 2 * (e + 1) > index.shape[0]  # keep the table at most half full
+    grow_slots = s + n_slots > bounds.shape[0]
+    if grow_entries or grow_index or grow_slots:
+        room = state[MAX_BYTES] - (index.shape[0] * INDEX_BYTES + keys.size * KEY_BYTES
+                                   + meta.shape[0] * META_BYTES + bounds.shape[0] * SLOT_BYTES)
+        # A grown array is allocated beside the old one (counted in the current bytes).
+        need = 0
+        if grow_index:  # the table doubles (its rows are rehashed: no partial growth)
+            need += 2 * index.shape[0] * INDEX_BYTES
+        n_rows = keys.shape[0]
+        if grow_entries:
+            row = keys.shape[1] * KEY_BYTES + META_BYTES
+            n_rows = min(2 * keys.shape[0], max((room - need) // row, 0))
+            need += n_rows * row
+        n_slot_rows = bounds.shape[0]
+        if grow_slots:
+            n_slot_rows = min(2 * bounds.shape[0] + n_slots, max((room - need) // SLOT_BYTES, 0))
+            need += n_slot_rows * SLOT_BYTES
+        if need > room or n_rows <= e or n_slot_rows < s + n_slots:
+            state[FULL] = 1
+            return -1, index, keys, meta, bounds, split
+        if grow_entries:
+            keys2 = np.zeros((n_rows, keys.shape[1]), np.int64)
+            keys2[: keys.shape[0]] = keys
+            meta2 = np.zeros((n_rows, 3), np.int64)
+            meta2[: meta.shape[0]] = meta
+            keys, meta = keys2, meta2
+        if grow_index:
+            index = np.full(2 * index.shape[0], -1, np.int64)
+            mask = index.shape[0] - 1
+            for old in range(e):
+                i = _slot(meta[old, 1], mask)
+                while index[i] >= 0:
+                    i = (i + 1) & mask
+                index[i] = old
+        if grow_slots:
+            bounds2 = np.zeros((n_slot_rows, 2))
+            bounds2[: bounds.shape[0]] = bounds
+            split2 = np.zeros((n_slot_rows, 4), np.int64)
+            split2[: split.shape[0]] = split
+            bounds, split = bounds2, split2
     sorted_key(path, plen, tmp)
     for j in range(plen):
         keys[e, j] = tmp[j]

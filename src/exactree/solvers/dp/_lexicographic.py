@@ -26,3 +26,18 @@ def cost_lower_bound(bound: float, penalty: float, max_depth: int, integral: boo
     if integral:
         lb = math.ceil(lb - 1e-9)
     return max(lb, 0.0)
+
+
+def ranking(solver, cost: float, n_splits: int) -> float:
+    """A tree's penalised objective in objective units: what a DP solver's kernel minimises
+    (``solver``: a DPSolver or OrderedSolver, with ``penalty`` in kernel units)."""
+    return cost + solver.penalty * solver.cost_scale * n_splits
+
+
+def solver_cost_bound(solver, value: float) -> float:
+    """A lower bound on the optimal cost from ``value`` (objective units), a lower bound on the
+    penalised objective that ``solver``'s kernel proved."""
+    if not math.isfinite(value):
+        return value
+    return solver.cost_scale * cost_lower_bound(value / solver.cost_scale, solver.penalty,
+                                                solver.max_depth, solver.integral)

@@ -15,7 +15,7 @@ from numba import njit
 from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._bits import count_andnot, count_bits, popcount, set_bits
 from .._clock import now as _now
-from ._cache import find, insert, lower_bound, store_lower_bound, store_optimal
+from ._cache import FULL, find, insert, lower_bound, store_lower_bound, store_optimal
 from ._depth2 import F_ROOT, leaf_cost, solve_depth2
 
 INF = np.inf
@@ -55,7 +55,8 @@ def _class_weights(bits, class_bits, labels, weights, unit, idx, out):
 def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, min_leaf,
            zob, flags, root_bits, path, prefix_len, depth, budget, root_ub, board,
            index, keys, meta, bounds, split, state, stats, ws_X, ws_pos,
-           ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, roots):
+           ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, roots, penalty,
+           snap, width):
     """Solve the branch ``path[:prefix_len]`` (instances ``root_bits``) to depth ``depth`` with at
     most ``budget`` branching nodes, looking for a cost below ``root_ub``.
 
@@ -70,6 +71,11 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     ``roots`` (bool, one per feature) restricts the root's split to the features marked (a
     parallel fit gives each worker a share); the root's depth-2 incumbent may still split
     elsewhere (any tree is a valid answer), and a restricted root's result is not cached.
+
+    ``width`` below the number of features makes the search a heuristic: every frame tries
+    only its ``width`` most promising splits (cheapest depth-2 tree first), so the result is the
+    best tree of a smaller space (what anytime fits look at first); frames then store nothing
+    (their results are not the branch's optimum), depth-2 solves still do.
     """
     m, W = F.shape
     K = class_bits.shape[0]
@@ -126,7 +132,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
     res = _resolve(fr_bits[0], h0, path, P, depth, budget, root_ub, F, class_bits, labels,
                    weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                    meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits,
-                   ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                   ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2,
+                   penalty)
     index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
     if res[0] == 0:
         e = find(index, keys, meta, h0, path, P, tmp)
@@ -142,7 +149,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
           fr_bnl, fr_bsize, fr_refined, fr_pos, fr_nl, fr_nl_lo, fr_phase, stats)
     _incumbent(0, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
-               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats)
+               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats,
+               penalty, width)
     if masked:
         j = 0
         for i in range(fr_n_order[0]):
@@ -153,17 +161,25 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         fr_n_order[0] = j
     out_cost, out_lb, out_feat, out_nl, out_nr, out_size = INF, 0.0, -1, 0, 0, 0
     ticks = 0
+    seen_depth2 = stats[ST_DEPTH2]
     timed_out = False
     while top >= 0:
         L = top
         ticks += 1
-        if (ticks & 15) == 0:
-            board[NODES] = stats[ST_FRAMES]
-            board[BEST] = fr_best[0]
-            board[LOWER] = fr_lb[0]
+        # Look at the clock every 16 steps, and after every depth-2 solve (a step may hold one:
+        # milliseconds on big data).
+        if (ticks & 15) == 0 or stats[ST_DEPTH2] != seen_depth2:
+            seen_depth2 = stats[ST_DEPTH2]
+            if (ticks & 15) == 0:
+                board[NODES] = stats[ST_FRAMES]
+                board[BEST] = _snapshot(top, fr_best, fr_phase, fr_first_left, fr_order, fr_pos,
+                                        fr_nl, fr_budget, fr_c1, fr_bfeat, fr_bnl, fr_bnr,
+                                        left_bits, right_bits, class_bits, labels, weights, unit,
+                                        idx, cw, penalty, snap)
+                board[LOWER] = fr_lb[0]
             if board[BOUND] < fr_ub[0]:
                 fr_ub[0] = board[BOUND]
-            if board[DEADLINE] < INF and _now() > board[DEADLINE]:
+            if (board[DEADLINE] < INF and _now() > board[DEADLINE]) or state[FULL]:
                 timed_out = True
                 break
         d = fr_depth[L]
@@ -203,7 +219,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                     rlb = min(fr_leaf[L], fr_refined[L]) if flags[USE_REFINED_LB] else 0.0
                     rlb = max(max(rlb, fr_ub_in[L]), fr_lb[L])
                     rc, rs = INF, -1
-                if L > 0 or not masked:  # a restricted root's result is not the branch's
+                if (L > 0 or not masked) and width >= m:  # not the branch's optimum otherwise
                     e = _entry(fr_hash[L], path, P + L, d, index, keys, meta, bounds, split,
                                state, flags, tmp)
                     index, keys, meta, bounds, split = e[1], e[2], e[3], e[4], e[5]
@@ -240,9 +256,9 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             path[P + L] = 2 * f
             lbr = _bound(right_bits[L], hr, path, P + L + 1, d - 1, nr, index, keys, meta, bounds,
                          flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
-            if lbl + lbr >= fr_ub[L]:
+            if lbl + lbr + penalty >= fr_ub[L]:
                 stats[ST_PRUNED] += 1
-                fr_refined[L] = min(fr_refined[L], lbl + lbr)
+                fr_refined[L] = min(fr_refined[L], lbl + lbr + penalty)
                 continue
             fr_first_left[L] = (lbl <= lbr) or not flags[USE_DYNAMIC_ORDER]
             if fr_first_left[L]:
@@ -250,18 +266,18 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             else:
                 fr_lb1[L], fr_lb2[L] = lbr, lbl
             child_is_left = fr_first_left[L]
-            ub_child = fr_ub[L] - fr_lb2[L] if flags[USE_UPPER_BOUNDS] else INF
+            ub_child = fr_ub[L] - fr_lb2[L] - penalty if flags[USE_UPPER_BOUNDS] else INF
             nxt = FIRST_DONE
         elif fr_phase[L] == FIRST_DONE:
             if fr_c1[L] == INF:
-                fr_refined[L] = min(fr_refined[L], fr_c1_lb[L] + fr_lb2[L])
+                fr_refined[L] = min(fr_refined[L], fr_c1_lb[L] + fr_lb2[L] + penalty)
                 fr_phase[L] = ADVANCE
                 continue
             child_is_left = not fr_first_left[L]
-            ub_child = fr_ub[L] - fr_c1[L] if flags[USE_UPPER_BOUNDS] else INF
+            ub_child = fr_ub[L] - fr_c1[L] - penalty if flags[USE_UPPER_BOUNDS] else INF
             nxt = SECOND_DONE
         elif fr_phase[L] == SECOND_DONE:
-            total = fr_c1[L] + fr_c2[L]
+            total = fr_c1[L] + fr_c2[L] + penalty
             if fr_c2[L] < INF and total < fr_ub[L]:
                 fr_best[L] = total
                 fr_ub[L] = total
@@ -272,7 +288,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                 fr_refined[L] = min(fr_refined[L], total)
             else:
                 second = fr_c2[L] if fr_c2[L] < INF else fr_c2_lb[L]
-                fr_refined[L] = min(fr_refined[L], fr_c1[L] + second)
+                fr_refined[L] = min(fr_refined[L], fr_c1[L] + second + penalty)
             fr_phase[L] = ADVANCE
             continue
         else:
@@ -288,7 +304,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         res = _resolve(cb, hc, path, P + L + 1, d - 1, cbud, ub_child, F, class_bits, labels,
                        weights, unit, max_weight, row_ptr, row_feat, min_leaf, flags, index, keys,
                        meta, bounds, split, state, stats, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
-                       ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2)
+                       ws_f, ws_i, arch_bits, arch_lb, arch_ok, idx, tmp, cw, d2, penalty)
         index, keys, meta, bounds, split = res[4], res[5], res[6], res[7], res[8]
         if res[0] == 0:
             if nxt == FIRST_DONE:
@@ -306,18 +322,22 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
             _incumbent(L + 1, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl,
                        fr_bnr, fr_bsize, fr_order, fr_n_order, labels, weights, unit,
                        row_ptr, row_feat, K, min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
-                       ws_f, ws_i, idx, d2, stats)
+                       ws_f, ws_i, idx, d2, stats, penalty, width)
             top = L + 1
     if timed_out:
-        # Best complete tree at the root, and a bound every unfinished configuration respects.
+        # A bound every unfinished root configuration respects, and the best complete tree:
+        # the frames' incumbents combined along the stack (``snap``).
         lb = min(fr_refined[0], fr_best[0])
         lb = min(lb, _remaining_bound(fr_bits[0], fr_hash[0], path, P, depth, fr_budget[0],
                                       fr_order[0, max(fr_pos[0], 0):fr_n_order[0]], F, zob,
                                       min_leaf, index, keys, meta, bounds, flags, arch_bits,
                                       arch_lb, arch_ok, max_weight, tmp, left_bits[0],
-                                      right_bits[0]))
+                                      right_bits[0], penalty))
         lb = max(lb, fr_lb[0])
-        return (TIMED_OUT, fr_best[0], lb, fr_bfeat[0], fr_bnl[0], fr_bnr[0],
+        best = _snapshot(top, fr_best, fr_phase, fr_first_left, fr_order, fr_pos, fr_nl,
+                         fr_budget, fr_c1, fr_bfeat, fr_bnl, fr_bnr, left_bits, right_bits,
+                         class_bits, labels, weights, unit, idx, cw, penalty, snap)
+        return (TIMED_OUT, best, min(lb, best), fr_bfeat[0], fr_bnl[0], fr_bnr[0],
                 fr_bsize[0], index, keys, meta, bounds, split)
     return DONE, out_cost, out_lb, out_feat, out_nl, out_nr, out_size, index, keys, meta, bounds, split
 
@@ -354,7 +374,8 @@ def _push(L, fr_bits, h, d, budget, ub, lb, class_bits, labels, weights, unit, i
 @njit(cache=True)
 def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl, fr_bnr,
                fr_bsize, fr_order, fr_n_order, labels, weights, unit, row_ptr, row_feat, K,
-               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats):
+               min_leaf, flags, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, idx, d2, stats,
+               penalty, width):
     """Start a frame from the optimal depth-2 tree of its data when that beats the leaf, and
     list its root features: one per distinct split of the frame's data, the most promising
     (cheapest depth-2 tree with that root) first. A tight upper bound early prunes more
@@ -378,8 +399,9 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
     n_order = 0
     for f in range(m):
         n_order += root_cost[f] < INF
-    if n_order > SORT_ALL_ROOTS:
+    if n_order > SORT_ALL_ROOTS or n_order > width:
         fr_order[L, :n_order] = np.argsort(root_cost, kind="mergesort")[:n_order]  # stable
+        n_order = min(n_order, width)
     elif n_order:
         first = np.argmin(root_cost)
         fr_order[L, 0] = first
@@ -389,10 +411,10 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
                 fr_order[L, j] = f
                 j += 1
     fr_n_order[L] = n_order
-    if d2[0, b] < fr_ub[L] and d2[1, b] >= 0:
-        size = 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
-        fr_best[L] = d2[0, b]
-        fr_ub[L] = d2[0, b]
+    size = 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
+    if d2[0, b] + penalty * size < fr_ub[L] and d2[1, b] >= 0:
+        fr_best[L] = d2[0, b] + penalty * size
+        fr_ub[L] = fr_best[L]
         fr_bfeat[L] = np.int64(d2[1, b])
         fr_bnl[L] = np.int64(d2[2, b])
         fr_bnr[L] = size - 1 - fr_bnl[L]
@@ -457,7 +479,7 @@ def _bound(bits, h, path, plen, d, budget, index, keys, meta, bounds, flags, arc
 def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights, unit, max_weight,
              row_ptr, row_feat, min_leaf, flags, index, keys, meta, bounds, split, state, stats,
              ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, arch_bits, arch_lb, arch_ok,
-             idx, tmp, cw, d2):
+             idx, tmp, cw, d2, penalty):
     """Settle a node without a frame when possible.
 
     Returns ``(needs_frame, cost, lb, size, index, keys, meta, bounds, split)``; cost is INF when no
@@ -502,15 +524,15 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
             s = meta[e, 2]
             for b in range(n_slots):
                 size = 0 if d2[1, b] < 0 else 1 + (d2[3, b] >= 0) + (d2[4, b] >= 0)
-                bounds[s + b, 0] = d2[0, b]
-                bounds[s + b, 1] = d2[0, b]
+                bounds[s + b, 0] = d2[0, b] + penalty * size
+                bounds[s + b, 1] = d2[0, b] + penalty * size
                 split[s + b, 0] = np.int64(d2[1, b])
                 split[s + b, 1] = np.int64(d2[2, b])
                 split[s + b, 2] = max(size - 1 - np.int64(d2[2, b]), 0)
                 split[s + b, 3] = size
             _archive(bits, d, e, meta, bounds, arch_bits, arch_lb, arch_ok, flags)
-        c = d2[0, budget]
         size = 0 if d2[1, budget] < 0 else 1 + (d2[3, budget] >= 0) + (d2[4, budget] >= 0)
+        c = d2[0, budget] + penalty * size
         if c < ub:
             return 0, c, c, size, index, keys, meta, bounds, split
         return 0, INF, c, -1, index, keys, meta, bounds, split
@@ -519,7 +541,8 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
 
 @njit(cache=True)
 def _remaining_bound(bits, h, path, P, d, budget, features, F, zob, min_leaf, index, keys, meta,
-                     bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp, lb_buf, rb_buf):
+                     bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, tmp, lb_buf, rb_buf,
+                     penalty):
     """Smallest child-bound sum over the root configurations on ``features`` (those not yet
     done, the current one included)."""
     W = F.shape[1]
@@ -538,5 +561,49 @@ def _remaining_bound(bits, h, path, P, d, budget, features, F, zob, min_leaf, in
             path[P] = 2 * f
             b = _bound(rb_buf, h ^ zob[2 * f], path, P + 1, d - 1, budget - 1 - nl, index, keys,
                        meta, bounds, flags, arch_bits, arch_lb, arch_ok, max_weight, min_leaf, tmp)
-            best = min(best, a + b)
+            best = min(best, a + b + penalty)
     return best
+
+
+@njit(cache=True)
+def _snapshot(top, fr_best, fr_phase, fr_first_left, fr_order, fr_pos, fr_nl, fr_budget, fr_c1,
+              fr_bfeat, fr_bnl, fr_bnr, left_bits, right_bits, class_bits, labels, weights, unit,
+              idx, cw, penalty, snap):
+    """The best complete tree the frames on the stack hold (MurTree's global incumbent): a
+    frame waiting on a child completes its current configuration with that child's incumbent
+    and, for its other child, the solved subtree or else a leaf. Returns its cost and writes
+    its description to ``snap``: ``snap[0, 0] = k``, the level whose own incumbent ends the
+    path; row ``1 + j`` for ``j < k``: the split feature of level ``j``, whether the path goes
+    to its left (true) child, the other child's budget and whether that child was solved (its
+    optimum is cached; else it counts as a leaf); row ``1 + k``: that frame's incumbent
+    (feature, left and right budgets). The cost through a frame only falls as its children
+    are solved, so the snapshot at any moment is the best seen."""
+    val = fr_best[top]
+    k = top
+    for j in range(top - 1, -1, -1):
+        first_waits = fr_phase[j] == WAIT_FIRST
+        path_left = fr_first_left[j] == first_waits
+        if first_waits:  # the other child is unsolved: a leaf
+            _class_weights(right_bits[j] if path_left else left_bits[j], class_bits, labels,
+                           weights, unit, idx, cw)
+            other = leaf_cost(cw)
+        else:
+            other = fr_c1[j]
+        through = val + other + penalty
+        if through < fr_best[j]:
+            val = through
+        else:
+            val = fr_best[j]
+            k = j
+    snap[0, 0] = k
+    for j in range(k):
+        first_waits = fr_phase[j] == WAIT_FIRST
+        path_left = fr_first_left[j] == first_waits
+        snap[1 + j, 0] = fr_order[j, fr_pos[j]]
+        snap[1 + j, 1] = path_left
+        snap[1 + j, 2] = fr_budget[j] - 1 - fr_nl[j] if path_left else fr_nl[j]
+        snap[1 + j, 3] = not first_waits
+    snap[1 + k, 0] = fr_bfeat[k]
+    snap[1 + k, 1] = fr_bnl[k]
+    snap[1 + k, 2] = fr_bnr[k]
+    return val

@@ -37,6 +37,7 @@ import numpy as np
 
 from ...progress import BOARD_SIZE, BOUND, DEADLINE, NODES, Progress, new_board
 from .._workers import n_workers
+from ._lexicographic import ranking, solver_cost_bound
 from .solver import DPSolution
 
 # Tasks per worker: enough to keep every worker busy while the slowest task finishes.
@@ -158,13 +159,15 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: in
             sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
             work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
             if shared is not None and sol is not None:
-                shared.publish(index, sol.cost, 2 * solver.tolerance, solver.cost_scale)
+                shared.publish(index, _rank(solver, sol), 2 * solver.tolerance,
+                               solver.cost_scale)
             # Nothing in the share is below the bound the kernel kept to, which is at least
             # the best objective known now.
             known = min(float(board[BOUND]) * solver.cost_scale,
                         solve_args.get("upper_bound", math.inf))
             if shared is not None:
                 known = min(known, float(shared.array[0, BOUND]))
+            known = solver_cost_bound(solver, known)
             proven = sol is None or sol.optimal
             lower = (known if sol is None else min(sol.cost, known) if sol.optimal
                      else sol.lower_bound)
@@ -212,7 +215,7 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
     extra = {"max_nodes": solve_args["max_nodes"]} if "max_nodes" in solve_args else {}
     tasks, first = solver.plan_parallel(TASKS_PER_WORKER * workers, **extra)
     upper = solve_args.get("upper_bound", math.inf)
-    best = first.cost if first.cost < upper else math.inf
+    best = _rank(solver, first) if _rank(solver, first) < upper else math.inf
     shared = _SharedBoards.create(len(tasks), best, solver.cost_scale)
     fit = uuid.uuid4().hex
     results: list[tuple] = []
@@ -247,17 +250,19 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
     every task was; a proven optimum is re-solved alone in its winning task's share, so which
     of several optimal trees comes back does not depend on timing."""
     margin = 2 * solver.tolerance
-    found = [(r[1].cost, r[0]) for r in results if r[1] is not None]
+    found = [(_rank(solver, r[1]), r[0]) for r in results if r[1] is not None]
     proven = all(r[3] for r in results)
     lower = min((r[2] for r in results), default=math.inf)
     stats: dict[str, Any] = {"tasks": len(tasks)}
+    limits = {r[1].limit for r in results if r[1] is not None and r[1].limit}
+    limit = None if proven else "memory_limit" if "memory_limit" in limits else "time_limit"
     for r in results:
         for k, v in r[4].work.items():
             stats[k] = stats.get(k, 0) + v
     if not found:  # no task beat the first tree (or no root split exists)
-        if first.cost < solve_args.get("upper_bound", math.inf):
+        if _rank(solver, first) < solve_args.get("upper_bound", math.inf):
             return DPSolution(first.tree, first.cost, first.cost if proven else
-                              min(lower, first.cost), proven, stats)
+                              min(lower, first.cost), proven, stats, limit)
         return None
     cost = min(c for c, _ in found)
     winner = min(i for c, i in found if c <= cost + margin)
@@ -270,9 +275,14 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
         sol = again if again is not None else results[winner][1]
         return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)
     sol = results[winner][1]
-    if first.cost < sol.cost:
+    if _rank(solver, first) < _rank(solver, sol):
         sol = first
-    return DPSolution(sol.tree, sol.cost, min(lower, sol.cost), False, stats)
+    return DPSolution(sol.tree, sol.cost, min(lower, sol.cost), False, stats, limit)
+
+
+def _rank(solver: Any, sol: DPSolution) -> float:
+    """What the solvers minimise: cost, then splits (see :mod:`._lexicographic`)."""
+    return ranking(solver, sol.cost, sol.tree.n_splits)
 
 
 def solve_dp(solver: Any, n_jobs: int | None, *, progress: Progress | None = None,

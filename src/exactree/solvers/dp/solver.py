@@ -9,6 +9,7 @@ cache, which is how the size-penalised objective and the node-budget path are co
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from ...progress import DEADLINE, Progress, new_board
 from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import F_ROOT, solve_depth2, workspace
+from ._lexicographic import solver_cost_bound, split_penalty
 from ._search import (
     ARCHIVE,
     DONE,
@@ -34,16 +36,20 @@ from ._search import (
 )
 
 TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds",
-              "depth2_incumbent", "incremental")
+              "depth2_incumbent", "incremental", "minimal_size")
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
                                     USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT,
                                     USE_INCREMENTAL)))
+_MINIMAL_SIZE = len(_FLAG_INDEX)  # the penalty per split (see _lexicographic); not a kernel flag
+_FLAG_INDEX["minimal_size"] = _MINIMAL_SIZE
 # Off unless asked for: incremental counting in full pair matrices (MurTree section 4.4.3) was
 # slower than popcounting each node afresh on every benchmark measured (`bench_dp.py --ablation`).
 DEFAULT_OFF = ("incremental",)
 PAIR_MATRIX_BYTES = 64e6
 # Refuse problems whose packed data alone would need more memory than this.
 MAX_DATA_BYTES = 4 * 2**30
+# Anytime fits spend at most this share of the time on narrow searches first (see _widen).
+WIDEN_SHARE = 0.2
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
 _NO_COUNTS = np.zeros(0)  # a rebuilt node's class weights until DPSolver._fill_counts
 
@@ -149,14 +155,18 @@ class DPSolver:
     sample_weight : non-negative float array, or None for unit weights.
     max_depth : depth limit (root alone is depth 0).
     min_samples_leaf : least number of instances in every leaf.
-    cache_limit : most cache entries kept (memory bound; beyond it the search caches less).
+    cache_limit : most cache entries kept, or None (beyond it the search caches less).
+    memory_limit : bytes the solver may hold (data, workspaces, cache), or None. The search
+        stops (``DPSolution.limit == "memory_limit"``) when the cache would outgrow it.
     techniques : switches for ablation, ``{name: bool}`` over :data:`TECHNIQUES` (all on
-        by default except those in :data:`DEFAULT_OFF`).
+        by default except those in :data:`DEFAULT_OFF`). ``"minimal_size"``: among optimal
+        trees, one with the fewest splits (MurTree's order); off, the first one found.
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, *, sample_weight=None,
-                 max_depth: int = 3, min_samples_leaf: int = 1, cache_limit: int = 5_000_000,
-                 techniques: dict[str, bool] | None = None, seed: int = 0) -> None:
+                 max_depth: int = 3, min_samples_leaf: int = 1, cache_limit: int | None = None,
+                 memory_limit: float | None = None, techniques: dict[str, bool] | None = None,
+                 seed: int = 0) -> None:
         X = np.asarray(X, dtype=bool)
         # Columns that split the data the same way (duplicates, complements) or not at all
         # (constants) add nothing: search one column per distinct split. Many benchmark sets
@@ -179,7 +189,7 @@ class DPSolver:
         rows, cols = np.nonzero(X)  # row-major order: each row's features ascending
         self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
         self.row_feat = cols.astype(np.int64)
-        self.flags = np.array([name not in DEFAULT_OFF for name in TECHNIQUES])
+        self.flags = np.array([name not in DEFAULT_OFF for name in TECHNIQUES])  # + minimal_size
         for name, on in (techniques or {}).items():
             if name not in _FLAG_INDEX:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
@@ -187,7 +197,12 @@ class DPSolver:
         rng = np.random.default_rng(seed)
         self.zob = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=2 * m + 2,
                                 dtype=np.int64)
-        self.cache = Cache(self.max_depth, int(cache_limit))
+        # Kernel costs are integers with unit weights; a split costs `penalty` more.
+        self.integral = self.unit
+        resolution = 1.0 if self.unit else 1e-9 * max(1.0, float(self.weights.sum()))
+        self.penalty = split_penalty(resolution, self.max_depth) if self.flags[_MINIMAL_SIZE] \
+            else 0.0
+        self.flags = self.flags[:_MINIMAL_SIZE]
         D = self.max_depth
         # Full pair matrices (general weights, or incremental counting) up to PAIR_MATRIX_BYTES;
         # beyond it pairs are counted row by row. Unit weights otherwise popcount rows.
@@ -200,6 +215,16 @@ class DPSolver:
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
         self.stats_names = STAT_NAMES
         self._all_roots = np.ones(m, np.bool_)
+        self._snap = np.zeros((D + 2, 4), np.int64)  # the kernel's incumbent on a time-out
+        self._depth2_memo: dict[int, BinaryNode] = {}
+        self._width = m  # frames try every split (see _widen)
+        fixed = sum(a.nbytes for a in (self.F, self.class_bits, self.row_ptr, self.row_feat,
+                                       self.labels, self.weights, *self._ws, *self._archive))
+        self.memory_limit = memory_limit
+        cache_bytes = np.inf if memory_limit is None else float(memory_limit) - fixed
+        self.cache = Cache(D, 2**62 if cache_limit is None else int(cache_limit),
+                           capacity=4096 if cache_bytes >= 2**24 else 256,
+                           max_bytes=max(cache_bytes, 0.0))
         self.progress: Progress | None = None
         self.track_best = True  # False: the caller reports its own objective (penalised fits)
 
@@ -248,7 +273,7 @@ class DPSolver:
 
     # ------------------------------------------------------------------ search
     def _search(self, bits, path, depth, budget, ub, deadline, progress=None, roots=None,
-                board=None):
+                board=None, width=None):
         """Run the kernel on one branch; ``progress`` (the root's solve only) reports it."""
         path_buf = np.zeros(self.max_depth + 1, np.int64)
         path_buf[: len(path)] = path
@@ -260,7 +285,8 @@ class DPSolver:
                 self.max_weight, self.row_ptr, self.row_feat, self.min_leaf, self.zob,
                 self.flags, bits, path_buf, len(path), depth, budget, ub, board,
                 *self.cache.arrays(), self.cache.state, self.stats, *self._ws, *self._archive,
-                self._all_roots if roots is None else roots)
+                self._all_roots if roots is None else roots, self.penalty, self._snap,
+                self._width if width is None else width)
         if progress is None:
             out = search(*args)
         else:
@@ -272,11 +298,12 @@ class DPSolver:
               time_limit: float | None = None, progress: Progress | None = None,
               roots: np.ndarray | None = None,
               board: np.ndarray | None = None) -> DPSolution | None:
-        """Optimal tree with at most ``max_nodes`` branching nodes (default: full depth).
+        """Optimal tree with at most ``max_nodes`` branching nodes (default: full depth); among
+        optimal trees one with the fewest splits (unless the "minimal_size" technique is off).
 
-        ``upper_bound``: only trees strictly cheaper are sought; returns None when none exists.
-        With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found so
-        far is returned, not optimal.
+        ``upper_bound``: only trees strictly cheaper are sought (cheaper in the order above:
+        cost, then splits); returns None when none exists. With ``time_limit`` (seconds), or
+        once ``progress`` is interrupted, the best tree found so far is returned, not optimal.
 
         ``roots`` (one of :meth:`root_tasks`) restricts the root's split: the answer is then the
         best tree splitting the root there (or a better small tree found on the way), and
@@ -287,34 +314,117 @@ class DPSolver:
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
         deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
+        self._deadline, self._rebuilt_exactly = deadline, True
+        incumbent = None
+        if deadline < INF and roots is None:
+            incumbent = self._widen(budget, ub, deadline, progress)
+            if incumbent is not None:
+                ub = incumbent[1]
         outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth,
                                                           budget, ub, deadline, progress, roots,
                                                           board)
-        if cost == INF:
-            if outcome == DONE:
+        self._rebuilt_exactly = True
+        if cost == INF and outcome == DONE:
+            if incumbent is None:
                 return None
-            # Timed out before any tree below the bound: fall back to the leaf.
-            feat, nl, nr = LEAF, 0, 0
-        # Subtrees missing from the cache are solved again within the same deadline; one cut
-        # short leaves a valid but possibly worse subtree, so the answer is no longer proven.
-        self._deadline, self._rebuilt_exactly = deadline, True
-        if self.max_depth <= 2 and self.flags[USE_DEPTH2] and outcome == DONE:
+            tree, lb = incumbent[0], incumbent[1]  # nothing beats it: optimal
+        elif outcome != DONE:
+            # The kernel's incumbent (a leaf when it found no tree below the bound).
+            tree = self._rebuild_snapshot() if cost < INF else BinaryNode(LEAF, _NO_COUNTS)
+        elif self.max_depth <= 2 and self.flags[USE_DEPTH2]:
             tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
         else:
             tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
-        cost = self._fill_counts(tree).cost
+        # Subtrees missing from the cache are solved again within the same deadline; one cut
+        # short leaves a valid but possibly worse subtree, so the answer is no longer proven.
         optimal = outcome == DONE and self._rebuilt_exactly
-        if not optimal and budget >= 1 and roots is None:
-            # Anytime: the optimal depth-2 tree (cheap, and a valid tree here) is a better
-            # answer than a leaf or a half-explored root.
-            fallback = self._depth2_tree(self.all_bits, min(2, self.max_depth), min(budget, 3))
-            if self._fill_counts(fallback).cost < cost:
-                tree, cost = fallback, fallback.cost
+        cost = self._fill_counts(tree).cost
+        if not optimal and roots is None:
+            # Anytime: the heuristic incumbent or the optimal depth-2 tree may beat what the
+            # exact search holds.
+            for other in ([incumbent[0]] if incumbent else []) + [self._root_depth2_tree(budget)]:
+                if self._fill_counts(other).cost < cost:
+                    tree, cost = other, other.cost
+        if incumbent is not None:
+            lb = min(lb, incumbent[1])  # the search looked only below the incumbent
         self._to_input_columns(tree)
-        lb = lb * self.scale if optimal else max(lb * self.scale, self.equivalent_points_bound())
+        lb = solver_cost_bound(self, lb * self.scale)
+        if not optimal:
+            lb = max(lb, self.equivalent_points_bound())
+        limit = None if optimal else "memory_limit" if self.cache.full else "time_limit"
         return DPSolution(tree, cost, min(lb, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
-                               cache_entries=self.cache.n_entries))
+                               cache_entries=self.cache.n_entries), limit)
+
+    def _widen(self, budget: int, ub: float, deadline: float,
+               progress: Progress | None) -> tuple[BinaryNode, float] | None:
+        """Anytime fits first search narrow spaces: every node tries only its 1, 2, 4, ...
+        most promising splits (see ``_search.search``'s ``width``), while a widening takes
+        less than :data:`WIDEN_SHARE` of the time left. Returns the best tree found and its
+        kernel objective, or None: a good incumbent early, and a bound that prunes the exact
+        search."""
+        m = self.F.shape[0]
+        if self.max_depth < 3 or not (self.flags[USE_DEPTH2] and self.flags[USE_DEPTH2_INCUMBENT]):
+            return None
+        start = time.perf_counter()
+        stop = start + WIDEN_SHARE * (deadline - start)
+        best, width = None, 1
+        while width < m and time.perf_counter() < stop:
+            self._width = width
+            try:
+                outcome, cost, _, feat, nl, nr, _ = self._search(
+                    self.all_bits, [], self.max_depth, budget, ub, stop, progress, width=width)
+                if outcome != DONE:
+                    break
+                if cost < ub:
+                    ub = cost
+                    best = (self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr), cost)
+            finally:
+                self._width = m
+            width *= 2
+        return best
+
+    def _root_depth2_tree(self, budget: int) -> BinaryNode:
+        """A copy of the optimal tree of depth <= 2 of all rows (in kernel columns)."""
+        b = min(budget, 3)
+        if b not in self._depth2_memo:
+            self._depth2_memo[b] = self._depth2_tree(self.all_bits, min(2, self.max_depth), b)
+        return copy.deepcopy(self._depth2_memo[b])
+
+    def _rebuild_snapshot(self) -> BinaryNode:
+        """The kernel's incumbent after a time-out (see ``_search._snapshot``): a path of
+        splits down to a frame's own incumbent; a child beside the path that was solved comes
+        from the cache, one that was not gets its optimal tree of depth <= 2."""
+        snap = self._snap
+        k = int(snap[0, 0])
+        bits, path, depth = self.all_bits, [], self.max_depth
+        root = parent = None
+        for j in range(k):
+            f, path_left, other_budget, solved = (int(v) for v in snap[1 + j])
+            node = BinaryNode(f, _NO_COUNTS)
+            sides = ((bits & self.F[f], path + [2 * f + 1]), (bits & ~self.F[f], path + [2 * f]))
+            (bits, path), (other_bits, other_path) = sides if path_left else sides[::-1]
+            if solved:
+                other = self._node(other_bits, other_path, depth - 1, other_budget)
+            else:
+                other = self._depth2_tree(other_bits, min(2, depth - 1), min(other_budget, 3))
+            node.true, node.false = (None, other) if path_left else (other, None)
+            if parent is None:
+                root = node
+            elif parent.true is None:
+                parent.true = node
+            else:
+                parent.false = node
+            parent = node
+            depth -= 1
+        node = self._rebuild(bits, path, depth, *(int(v) for v in snap[1 + k, :3]))
+        if parent is None:
+            return node
+        if parent.true is None:
+            parent.true = node
+        else:
+            parent.false = node
+        return root
 
     def equivalent_points_bound(self) -> float:
         """See :func:`equivalent_points_bound`: rows with identical binary features."""
