@@ -48,7 +48,10 @@ DEFAULT_OFF = ("incremental",)
 PAIR_MATRIX_BYTES = 64e6
 # Refuse problems whose packed data alone would need more memory than this.
 MAX_DATA_BYTES = 4 * 2**30
-# Anytime fits spend at most this share of the time on narrow searches first (see _widen).
+# Anytime fits (a time limit): narrow searches up to this width first; if the exact search has
+# not ended after EXACT_SLICE of the time, wider ones in at most WIDEN_SHARE of the time left.
+NARROW_WIDTH = 4
+EXACT_SLICE = 0.25
 WIDEN_SHARE = 0.2
 STAT_NAMES = ("frames", "depth2_solves", "cache_hits", "pruned", "leaf_evaluations")
 _NO_COUNTS = np.zeros(0)  # a rebuilt node's class weights until DPSolver._fill_counts
@@ -218,10 +221,11 @@ class DPSolver:
         self._snap = np.zeros((D + 2, 4), np.int64)  # the kernel's incumbent on a time-out
         self._depth2_memo: dict[int, BinaryNode] = {}
         self._width = m  # frames try every split (see _widen)
-        fixed = sum(a.nbytes for a in (self.F, self.class_bits, self.row_ptr, self.row_feat,
-                                       self.labels, self.weights, *self._ws, *self._archive))
-        self.memory_limit = memory_limit
-        cache_bytes = np.inf if memory_limit is None else float(memory_limit) - fixed
+        # Bytes held besides the cache: data, workspaces.
+        self.fixed_bytes = sum(a.nbytes for a in (self.F, self.class_bits, self.row_ptr,
+                                                  self.row_feat, self.labels, self.weights,
+                                                  *self._ws, *self._archive))
+        cache_bytes = np.inf if memory_limit is None else float(memory_limit) - self.fixed_bytes
         self.cache = Cache(D, 2**62 if cache_limit is None else int(cache_limit),
                            capacity=4096 if cache_bytes >= 2**24 else 256,
                            max_bytes=max(cache_bytes, 0.0))
@@ -312,17 +316,31 @@ class DPSolver:
         """
         self.progress = progress
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
-        deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
+        start = time.perf_counter()
+        deadline = INF if time_limit is None else start + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
         self._deadline, self._rebuilt_exactly = deadline, True
-        incumbent = None
+        incumbent = None  # (tree, kernel objective) of the best tree found outside the search
+        slice_end = deadline
         if deadline < INF and roots is None:
-            incumbent = self._widen(budget, ub, deadline, progress)
+            # Anytime: narrow searches first, then the exact search under their best tree; if
+            # that search has not ended after a share of the time, wider narrow searches and the
+            # exact search again (its cache kept).
+            incumbent = self._widen(budget, ub, None, deadline, progress, 1, NARROW_WIDTH)
+            slice_end = start + EXACT_SLICE * (deadline - start)
+        while True:
             if incumbent is not None:
-                ub = incumbent[1]
-        outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth,
-                                                          budget, ub, deadline, progress, roots,
-                                                          board)
+                ub = min(ub, incumbent[1])
+            outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth,
+                                                              budget, ub, slice_end, progress,
+                                                              roots, board)
+            if outcome == DONE or slice_end == deadline or self._stopped():
+                break
+            if cost < INF:
+                incumbent = self._better(incumbent, self._rebuild_snapshot())
+            incumbent = self._widen(budget, ub, incumbent, deadline, progress, 2 * NARROW_WIDTH,
+                                    self.F.shape[0])
+            slice_end = deadline
         self._rebuilt_exactly = True
         if cost == INF and outcome == DONE:
             if incumbent is None:
@@ -338,15 +356,15 @@ class DPSolver:
         # Subtrees missing from the cache are solved again within the same deadline; one cut
         # short leaves a valid but possibly worse subtree, so the answer is no longer proven.
         optimal = outcome == DONE and self._rebuilt_exactly
-        cost = self._fill_counts(tree).cost
         if not optimal and roots is None:
-            # Anytime: the heuristic incumbent or the optimal depth-2 tree may beat what the
-            # exact search holds.
+            # The narrow searches' tree or the optimal depth-2 tree may beat what the exact
+            # search holds.
             for other in ([incumbent[0]] if incumbent else []) + [self._root_depth2_tree(budget)]:
-                if self._fill_counts(other).cost < cost:
-                    tree, cost = other, other.cost
+                if self._rank(other) < self._rank(tree):
+                    tree = other
         if incumbent is not None:
             lb = min(lb, incumbent[1])  # the search looked only below the incumbent
+        cost = self._fill_counts(tree).cost
         self._to_input_columns(tree)
         lb = solver_cost_bound(self, lb * self.scale)
         if not optimal:
@@ -356,20 +374,32 @@ class DPSolver:
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries), limit)
 
-    def _widen(self, budget: int, ub: float, deadline: float,
-               progress: Progress | None) -> tuple[BinaryNode, float] | None:
-        """Anytime fits first search narrow spaces: every node tries only its 1, 2, 4, ...
-        most promising splits (see ``_search.search``'s ``width``), while a widening takes
-        less than :data:`WIDEN_SHARE` of the time left. Returns the best tree found and its
-        kernel objective, or None: a good incumbent early, and a bound that prunes the exact
-        search."""
+    def _stopped(self) -> bool:
+        """Ctrl-C or the memory limit ended the search."""
+        return self.cache.full or (self.progress is not None and self.progress.interrupted)
+
+    def _rank(self, tree: BinaryNode) -> float:
+        """``tree``'s kernel objective (cost and penalties, in kernel units)."""
+        return self._fill_counts(tree).cost / self.scale + self.penalty * tree.n_splits
+
+    def _better(self, incumbent, tree: BinaryNode):
+        rank = self._rank(tree)
+        return (tree, rank) if incumbent is None or rank < incumbent[1] else incumbent
+
+    def _widen(self, budget: int, ub: float, incumbent, deadline: float,
+               progress: Progress | None, first: int, last: int):
+        """Narrow searches: every node tries only its ``first``, then twice as many, ... up to
+        ``last`` most promising splits (see ``_search.search``'s ``width``) while the time spent
+        here stays under :data:`WIDEN_SHARE` of what was left. Returns the best ``(tree,
+        kernel objective)`` of ``incumbent`` and theirs: a good tree early, and a bound that
+        prunes the exact search."""
         m = self.F.shape[0]
         if self.max_depth < 3 or not (self.flags[USE_DEPTH2] and self.flags[USE_DEPTH2_INCUMBENT]):
-            return None
+            return incumbent
         start = time.perf_counter()
         stop = start + WIDEN_SHARE * (deadline - start)
-        best, width = None, 1
-        while width < m and time.perf_counter() < stop:
+        width = first
+        while width <= last and width < m and time.perf_counter() < stop and not self._stopped():
             self._width = width
             try:
                 outcome, cost, _, feat, nl, nr, _ = self._search(
@@ -378,11 +408,12 @@ class DPSolver:
                     break
                 if cost < ub:
                     ub = cost
-                    best = (self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr), cost)
+                    tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
+                    incumbent = self._better(incumbent, tree)
             finally:
                 self._width = m
             width *= 2
-        return best
+        return incumbent
 
     def _root_depth2_tree(self, budget: int) -> BinaryNode:
         """A copy of the optimal tree of depth <= 2 of all rows (in kernel columns)."""
