@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...progress import BEST, BOUND, DEADLINE, NODES
+from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._clock import now as _now
 from .._squared_error import sse_cost
 from ._depth2 import leaf_cost
@@ -46,9 +46,12 @@ from ._depth2 import leaf_cost
 INF = np.inf
 
 # Switches (indices into `flags`).
-(USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS) = range(5)
+(USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
+ USE_MINIMAL_SIZE, USE_GLOBAL) = range(7)
+# minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
+# best complete tree assembled along the stack (an anytime answer; pruning never uses it).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
-              "feature_bounds")
+              "feature_bounds", "minimal_size", "global_incumbent")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -56,7 +59,7 @@ STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
 SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
 # Kernel outcome.
 DONE, TIMED_OUT = 0, 1
-# Rows x features swept between two looks at the clock.
+# Rows x features swept between two looks at the clock (the default of search's clock_work).
 CLOCK_WORK = 4_000_000
 ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
@@ -133,15 +136,15 @@ def _gini(pre, tot, s, target):
 
 @njit(cache=True, inline="always")
 def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature,
-              target):
+              target, penalty):
     """Evaluate the split of side ``s`` after its first ``c`` rows (in feature ``g``'s order);
     returns the weight the next rows must move before another split there can do better.
     ``per_feature``: also keep each feature's least Gini impurity (``feat_cost``) and where it
     lies (``feat_pos``), which orders the features and their first splits; every split is then
-    evaluated."""
+    evaluated. A split costs its two leaves plus ``penalty``."""
     if c < min_leaf or cnt_tot - c < min_leaf:
         return -1.0
-    cost = _split_cost(pre, tot, s, target)
+    cost = _split_cost(pre, tot, s, target) + penalty
     if per_feature:
         gini = _gini(pre, tot, s, target)
         if gini < feat_cost[g]:
@@ -157,7 +160,7 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return -1.0
     if target is not None:
         return -1.0  # squared error: no skip, every split is evaluated
-    return _skip(pre, tot, s, best[s, 0])
+    return _skip(pre, tot, s, best[s, 0] - penalty)
 
 
 @njit(cache=True, inline="always")
@@ -191,7 +194,7 @@ def _skip(pre, tot, s, target):
 
 @njit(cache=True)
 def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos,
-                target):
+                target, penalty):
     """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
     feature -1: a leaf), and every feature's least Gini impurity and where it lies.
 
@@ -214,7 +217,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
             bg = bv[g, t]
             if bg != prev:
                 _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True,
-                          target)
+                          target, penalty)
             r = np.uint32(rows[g, t])
             _add(pre, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
             prev = bg
@@ -222,14 +225,15 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
 
 @njit(cache=True)
 def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best,
-                 scratch_f, scratch_i, target):
+                 scratch_f, scratch_i, target, penalty):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
     ``tot[s]``/``cnt_tot[s]`` are each side's class weights and row count. A split is evaluated
     only where it can beat its side's best: after one that misses by ``gap``, the next rows must
     move more than ``gap`` weight first (ConTree's skip). ``scratch_f``/``scratch_i`` are unused
-    float/int arrays standing in for :func:`_consider`'s per-feature outputs.
+    float/int arrays standing in for :func:`_consider`'s per-feature outputs. A side is done
+    once its best costs at most ``penalty`` (no split costs less).
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -239,7 +243,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         best[s, 2] = -1.0
         best[s, 3] = -1.0
     for g in range(F):
-        if best[0, 0] <= 0.0 and best[1, 0] <= 0.0:
+        if best[0, 0] <= penalty and best[1, 0] <= penalty:
             break
         for s in range(2):
             for k in range(K):
@@ -249,8 +253,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         skip0 = skip1 = 0.0
         c0 = c1 = 0
         prev0 = prev1 = -1
-        done0 = best[0, 0] <= 0.0
-        done1 = best[1, 0] <= 0.0
+        done0 = best[0, 0] <= penalty
+        done1 = best[1, 0] <= penalty
         for t in range(n):
             bg = bv[g, t]
             r = np.uint32(rows[g, t])
@@ -262,13 +266,13 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
                 c_s = c1 if one else c0
                 gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best,
-                                scratch_f, scratch_i, False, target)
+                                scratch_f, scratch_i, False, target, penalty)
                 if one:
                     skip1 = gap
-                    done1 = best[1, 0] <= 0.0
+                    done1 = best[1, 0] <= penalty
                 else:
                     skip0 = gap
-                    done0 = best[0, 0] <= 0.0
+                    done0 = best[0, 0] <= penalty
             _add(pre, s, lab[g, t], w, r, target)
             c1 += s
             c0 += 1 - s
@@ -280,7 +284,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 @njit(cache=True)
 def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cnt_tot,
-                        best, feat_lb, order, feat_out):
+                        best, feat_lb, order, feat_out, penalty):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
     With class weights ``P0, P1`` left of a split and ``T0, T1`` on the side, the best leaves
@@ -298,7 +302,7 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
 
     Every ``SWEEP_BLOCK`` rows a sweep stops once neither side can still beat its best: the
     rest of a side moves ``P0 - P1`` by at most its remaining rows times ``wmax`` (the largest
-    row weight).
+    row weight). Every split costs ``penalty`` more than its two leaves.
     """
     F = rows.shape[0]
     n0 = cnt_tot[0]
@@ -359,10 +363,11 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
             # Least cost any later split can reach on each side, against what it must beat.
             m0 = wmax * (n0 - c0)
             m1 = wmax * (n1 - c1)
-            reach0 = min(tot[0, 1] + d0 - m0, tot[0, 0] - d0 - m0)
-            reach1 = min(tot[1, 1] + d1 - m1, tot[1, 0] - d1 - m1)
-            if (reach0 >= min(best[0, 0], tot[0, 1] + lo0, tot[0, 0] - hi0)
-                    and reach1 >= min(best[1, 0], tot[1, 1] + lo1, tot[1, 0] - hi1)):
+            reach0 = min(tot[0, 1] + d0 - m0, tot[0, 0] - d0 - m0) + penalty
+            reach1 = min(tot[1, 1] + d1 - m1, tot[1, 0] - d1 - m1) + penalty
+            if (reach0 >= min(best[0, 0], tot[0, 1] + lo0 + penalty, tot[0, 0] - hi0 + penalty)
+                    and reach1 >= min(best[1, 0], tot[1, 1] + lo1 + penalty,
+                                      tot[1, 0] - hi1 + penalty)):
                 rest0 = reach0
                 rest1 = reach1
                 break
@@ -372,8 +377,8 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
             feat_out[g, s] = min(leaf, rest0 if s == 0 else rest1)
             if lo == INF:
                 continue  # no split point on this side
-            low = tot[s, 1] + lo
-            high = tot[s, 0] - hi
+            low = tot[s, 1] + lo + penalty
+            high = tot[s, 0] - hi + penalty
             feat_out[g, s] = min(feat_out[g, s], low, high)
             at = -1
             if low <= high and low < best[s, 0]:
@@ -510,18 +515,24 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, root_lo, root_hi):
+           stats, tree_f, tree_b, target, root_lo, root_hi, penalty, bound_slack, clock_work):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
-    ignored and ``unit`` must be false).
+    ignored and ``unit`` must be false). Every split costs ``penalty`` on top (size-minimal
+    optima, see :mod:`._lexicographic`; 0: the first optimal tree found); costs, bounds and
+    ``root_ub`` below are of this objective.
 
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
     layout, ``2 ** (depth + 1) - 1`` nodes). ``cost`` is INF when no tree below ``root_ub``
-    exists. On TIMED_OUT ``cost`` is the best tree found and ``lower_bound`` 0. ``board`` (see
-    :mod:`exactree.progress`): its deadline and its outside bound ``BOUND`` (which tightens
-    ``root_ub``) are read at the start and at every look at the clock, and the evaluations so
-    far and the best cost are written there.
+    exists. On TIMED_OUT ``cost`` is the best tree found (the root's incumbent or, with
+    ``global_incumbent``, a better tree assembled from the solved parts of the unfinished ones)
+    and ``lower_bound`` a bound on every tree (of the root's share) not proven worse than
+    ``root_ub``: see :func:`_stack_lower`. ``board`` (see :mod:`exactree.progress`): its
+    deadline and its outside bound ``BOUND`` plus ``bound_slack`` (which tightens ``root_ub``)
+    are read at the start and at every look at the clock, after every ``clock_work`` rows x
+    features swept (:data:`CLOCK_WORK`); the evaluations so far, the best tree's cost and the
+    lower bound (both without the penalties) are written there.
 
     ``root_lo``/``root_hi`` (one bucket each per feature) restrict the root's split: feature
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
@@ -577,6 +588,15 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     best_b = np.zeros((Lmax, H), np.int64)
     kid_f = np.full((Lmax, 2, H), -1, np.int64)
     kid_b = np.zeros((Lmax, 2, H), np.int64)
+    # The global incumbent: the best complete tree assembled along the stack (see
+    # _global_update); its objective in g_cost[0].
+    use_global = flags[USE_GLOBAL]
+    g_f = np.full(H, -1, np.int64)
+    g_b = np.zeros(H, np.int64)
+    g_cost = np.full(1, INF)
+    g_own = np.zeros(Lmax, np.bool_)
+    g_tot = np.zeros(K)
+    reach = np.zeros(H, np.bool_)
     pre = np.zeros((2, K))
     sw = np.zeros((2, 4))
     tot2 = np.zeros((2, K))
@@ -588,12 +608,17 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     wmax = 1.0 if unit else weights.max() if n else 0.0
+    # Converting the objective's bounds into bounds on the cost (see _lexicographic).
+    all_splits = penalty * ((1 << D) - 1)
+    integral = False
+    if target is None:
+        integral = unit
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
 
     # ---- the root: all rows
-    root_ub = min(root_ub, board[BOUND])
+    root_ub = min(root_ub, board[BOUND] + bound_slack)
     tot_root = np.zeros((1, K))
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
@@ -604,19 +629,30 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         return DONE, INF, root_ub
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho)
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
     work = 0
     outcome = DONE
+    lower = 0.0  # the best lower bound proven at a look at the clock
     while True:
-        if work >= CLOCK_WORK:
+        if work >= clock_work:
             work = 0
             board[NODES] = stats[ST_EVALS]
-            board[BEST] = fr_best[0]
-            if board[BOUND] < fr_ub[0]:
-                fr_ub[0] = board[BOUND]
+            if board[BOUND] + bound_slack < fr_ub[0]:
+                fr_ub[0] = board[BOUND] + bound_slack
+            lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order,
+                                            fr_qh, fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1,
+                                            fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+            low = lower - all_splits
+            if integral:
+                low = np.ceil(low - 1e-9)
+            board[LOWER] = max(low, 0.0)
+            if g_cost[0] < fr_best[0]:
+                board[BEST] = g_cost[0] - penalty * _n_splits(g_f, reach)
+            else:
+                board[BEST] = fr_best[0] - penalty * _n_splits(best_f[0], reach)
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
@@ -624,7 +660,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         if fr_best[L] > fr_lbk[L]:  # else the incumbent meets a known bound: it is optimal
             s = _next_split(L, rows, bv, weights, fr_rho[L], unit, min_leaf, mono, flags, stats,
                             fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue,
-                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi)
+                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi, penalty)
         if s >= 0:
             stats[ST_EVALS] += 1
             f = fr_f[L]
@@ -641,36 +677,44 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
                     _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, wmax,
                                         min_leaf, tot2, cnt2, sw, feat_lb, gorder,
-                                        ev_g[L, s])
+                                        ev_g[L, s], penalty)
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                                 tot2, cnt2, pre, sw, feat_cost, gorder, target)
+                                 tot2, cnt2, pre, sw, feat_cost, gorder, target, penalty)
                 work += F * fr_n[L]
                 for sd in range(2):
                     kid_f[L, sd, 0] = int(sw[sd, 1])
                     kid_b[L, sd, 0] = int(sw[sd, 2])
                     kid_f[L, sd, 1] = -1
                     kid_f[L, sd, 2] = -1
-                _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, mono, flags, fr_ub,
-                        fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
-                        fr_mid, best_f, best_b, kid_f, kid_b, fr_d)
+                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, mono, flags, fr_ub,
+                           fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
+                           fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
+                        and use_global and L > 0:
+                    _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                                   fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
+                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
                 continue
             # Deeper: solve the larger child first (its bound may make the other needless),
             # asking it to beat the incumbent less what the other side must cost at least.
             fr_first_left[L] = p >= fr_n[L] - p
             keep = 0 if fr_first_left[L] else 1
             m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
-            work += 2 * F * fr_n[L]
+            work += F * (2 * fr_n[L] + m)  # the split and the child's first sweep
             fr_phase[L] = WAIT_FIRST
             fr_lb2[L] = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
                                           ev_r, pw, sp, unit)
             fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
                                               ev_r, pw, sp, unit)
-            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L], rows, bv, lab, weights,
-                        unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order,
-                        fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost,
-                        stats, target, fr_rho)
+            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
+                        weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
+                        fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
+                        feat_cost, stats, target, fr_rho, penalty)
             L += 1
+            if use_global:
+                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
+                               g_cost, g_f, g_b, g_own, g_tot, target)
             continue
         # The frame is done: hand its result to the parent.
         ex = fr_best[L] < fr_ub_in[L]
@@ -690,7 +734,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         if first:
             fr_lb1[L] = val
             fr_ex1[L] = ex
-            ub2 = fr_ub[L] - val
+            ub2 = fr_ub[L] - val - penalty
             if flags[USE_WIDE_SECOND]:
                 # Wide enough to stay informative for the whole interval around the split: even
                 # when this split cannot win, the second child's cost bounds its neighbours.
@@ -702,14 +746,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _mark_sides(rows, L, fr_n[L], f, p, side)
                 keep = 1 if fr_first_left[L] else 0
                 m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
-                work += 2 * F * fr_n[L]
+                work += F * (2 * fr_n[L] + m)
                 fr_phase[L] = WAIT_SECOND
                 fr_lbk[L + 1] = fr_lb2[L]
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fr_rho)
+                            feat_cost, stats, target, fr_rho, penalty)
                 L += 1
+                if use_global:
+                    _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                                   fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
+                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
                 continue
             # The split cannot win: keep the first child's bound and the other side's.
             lb_l = val if fr_first_left[L] else fr_lb2[L]
@@ -722,15 +770,149 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             lb_r = val if fr_first_left[L] else fr_lb1[L]
             ex = ex and fr_ex1[L]
         fr_phase[L] = SELECT
-        _record(L, b, lb_l, lb_r, ex, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-                fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d)
+        if _record(L, b, lb_l, lb_r, ex, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
+                   fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+                   penalty) and use_global and L > 0:
+            _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot,
+                           fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f,
+                           g_b, g_own, g_tot, target)
     c = fr_best[0]
+    if outcome == TIMED_OUT:
+        lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh,
+                                        fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1, fr_lb2,
+                                        ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+        if g_cost[0] < c:
+            c = g_cost[0]
+            for t in range(H):
+                best_f[0, t] = g_f[t]
+                best_b[0, t] = g_b[t]
+    else:
+        lower = c if c < root_ub else root_ub
     if c >= root_ub:
-        return outcome, INF, 0.0 if outcome == TIMED_OUT else root_ub
+        return outcome, INF, lower
     for t in range(H):
         tree_f[t] = best_f[0, t]
         tree_b[t] = best_b[0, t]
-    return outcome, c, 0.0 if outcome == TIMED_OUT else c
+    return outcome, c, lower
+
+
+@njit(cache=True)
+def _interval_lower(L, lo, hi, le, re, mono, pw, sp, ev_l, ev_r, unit, penalty):
+    """A lower bound on every split in ``[lo, hi]`` from the evaluated splits ``le`` left and
+    ``re`` right of it (-1: none), as the pruning in :func:`_next_split` uses them."""
+    a = 0.0
+    if mono:  # each side is a superset of an evaluated split's side
+        if le >= 0:
+            a += ev_l[L, le]
+        if re >= 0:
+            a += ev_r[L, re]
+    if le >= 0 and lo <= hi:  # le's right side less the rows moved, at most up to hi
+        a = max(a, ev_r[L, le] + (ev_l[L, le] if mono else 0.0)
+                - _moved(pw[L], sp[L], le, hi, unit))
+    if re >= 0 and lo <= hi:
+        a = max(a, ev_l[L, re] + (ev_r[L, re] if mono else 0.0)
+                - _moved(pw[L], sp[L], lo, re, unit))
+    return a + penalty
+
+
+@njit(cache=True)
+def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn, queue, cur,
+                 fr_mid, fr_phase, fr_lb1, fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi):
+    """A lower bound on the root's optimum (or its ``fr_ub`` when no tree below it exists) from
+    the frames ``0..L`` of the stack (frame ``L`` selecting, the others waiting on a child).
+
+    A frame's finished work is worth at least its ``fr_ub`` (each split evaluated or ruled
+    out was worth that much when it was, and ``fr_ub`` only falls); what is left is its queued
+    intervals (bounded by their evaluated neighbours), the split it waits on (its finished
+    child's value and the running child's bound, which is this same bound one level up) with
+    the rest of that split's interval, and the features it has not started (any split:
+    ``penalty``). The bound from its parent (``fr_lbk``) holds too."""
+    F = fr_order.shape[1]
+    child = INF
+    for P in range(L, -1, -1):
+        lb = fr_ub[P]
+        fi = fr_fi[P]
+        for i in range(max(fi + 1, 0), F):
+            g = fr_order[P, i]
+            if P > 0 or root_lo[g] <= root_hi[g]:
+                lb = min(lb, penalty)
+                break
+        if 0 <= fi < F:
+            h = fr_qh[P]
+            for q in range(fr_qn[P]):
+                lb = min(lb, _interval_lower(P, queue[P, h, 0], queue[P, h, 1], queue[P, h, 2],
+                                             queue[P, h, 3], mono, pw, sp, ev_l, ev_r, unit,
+                                             penalty))
+                h = h + 1 if h + 1 < queue.shape[1] else 0
+            if P < L:
+                s = fr_mid[P]
+                lo, hi, le, re = cur[P, 0], cur[P, 1], cur[P, 2], cur[P, 3]
+                if lo <= s - 1:
+                    lb = min(lb, _interval_lower(P, lo, s - 1, le, re, mono, pw, sp, ev_l, ev_r,
+                                                 unit, penalty))
+                if s + 1 <= hi:
+                    lb = min(lb, _interval_lower(P, s + 1, hi, le, re, mono, pw, sp, ev_l, ev_r,
+                                                 unit, penalty))
+                if fr_phase[P] == WAIT_FIRST:
+                    lb = min(lb, child + fr_lb2[P] + penalty)
+                else:
+                    lb = min(lb, fr_lb1[P] + max(child, fr_lb2[P]) + penalty)
+        child = max(lb, fr_lbk[P])
+    return child
+
+
+@njit(cache=True)
+def _n_splits(tf, reach):
+    """Splits of the heap-layout tree ``tf`` (nodes below a leaf are not part of it)."""
+    count = 0
+    for i in range(tf.shape[0]):
+        reach[i] = i == 0 or (reach[(i - 1) // 2] and tf[(i - 1) // 2] >= 0)
+        if reach[i] and tf[i] >= 0:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot, fr_f,
+                   fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f, g_b, own,
+                   tmp, target):
+    """Frame ``L`` has a new incumbent: the best complete tree for the root that keeps every
+    waiting ancestor's split, if it beats ``g_cost[0]`` and the root's incumbent, becomes the
+    global incumbent ``g_f``/``g_b``. At each ancestor the waiting child's subtree is the
+    cheaper of its frame's incumbent and the tree assembled below it; the other child is the
+    first child's solved tree when it has one, else a leaf. Pruning never uses it."""
+    c = fr_best[L]
+    for P in range(L - 1, -1, -1):
+        if fr_phase[P] == WAIT_SECOND and fr_ex1[P]:
+            other = fr_lb1[P]
+        else:
+            for k in range(tmp.shape[0]):
+                tmp[k] = fr_tot[P, 0, k] - fr_tot[P + 1, 0, k]
+            other = _leaf(tmp, target)
+        c = c + other + penalty
+        own[P] = fr_best[P] <= c
+        if own[P]:
+            c = fr_best[P]
+    if own[0] or c >= g_cost[0]:
+        return
+    g_cost[0] = c
+    g_f[:] = -1
+    pos = 0
+    for P in range(L):
+        if own[P]:
+            _copy_subtree(best_f[P], best_b[P], g_f, g_b, pos, fr_d[P])
+            return
+        f = fr_f[P]
+        g_f[pos] = f
+        g_b[pos] = bv[P, f, sp[P, fr_mid[P]] - 1]
+        first = fr_phase[P] == WAIT_FIRST
+        child_left = fr_first_left[P] == first
+        if not first and fr_ex1[P]:
+            other_sd = 1 if child_left else 0
+            _copy_subtree(kid_f[P, other_sd], kid_b[P, other_sd], g_f, g_b,
+                          2 * pos + 1 + other_sd, fr_d[P] - 1)
+        pos = 2 * pos + (1 if child_left else 2)
+    _copy_subtree(best_f[L], best_b[L], g_f, g_b, pos, fr_d[L])
 
 
 @njit(cache=True)
@@ -791,17 +973,18 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target):
         _add(tot, 0, labels[r], weights[r], r, target)
     feat_cost = np.zeros(F)
     _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, np.zeros((2, n_classes)),
-                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target)
+                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, 0.0)
     return np.argsort(feat_cost, kind="mergesort")
 
 
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
-    the squared range of the node's targets (see the module docstring)."""
+    the squared range of the node's targets (see the module docstring). Nothing with a split
+    costs less than ``penalty``."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = d
@@ -819,7 +1002,7 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             hi = max(hi, y)
         fr_rho[L] = (hi - lo) * (hi - lo) if n else 0.0
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
-                feat_cost, fr_d1pos[L], target)
+                feat_cost, fr_d1pos[L], target, penalty)
     fr_best[L] = sw[0, 0]
     best_f[L, 0] = int(sw[0, 1])
     best_b[L, 0] = int(sw[0, 2])
@@ -830,14 +1013,14 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     fr_fi[L] = -1
     fr_qn[L] = 0
     fr_phase[L] = SELECT
-    if fr_ub[L] <= 0.0:
-        fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
+    if fr_ub[L] <= penalty:
+        fr_fi[L] = rows.shape[1]  # no split can beat a perfect (or zero-bound) incumbent
 
 
 @njit(cache=True)
 def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid, root_lo, root_hi):
+                cur, fr_mid, root_lo, root_hi, penalty):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
@@ -847,7 +1030,7 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
     while True:
         if fr_qn[L] == 0:
             fr_fi[L] += 1
-            if fr_fi[L] >= F or fr_ub[L] <= 0.0:
+            if fr_fi[L] >= F or fr_ub[L] <= penalty:
                 return -1
             f = fr_order[L, fr_fi[L]]
             fr_f[L] = f
@@ -896,7 +1079,7 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
         ub = fr_ub[L]
         if flags[USE_INTERVALS] and mono:
             # Every split between le and re keeps le's left rows and re's right rows.
-            bound = 0.0
+            bound = penalty
             if le >= 0:
                 bound += ev_l[L, le]
             if re >= 0:
@@ -907,11 +1090,11 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
         if flags[USE_NEIGHBOURS]:
             # The incumbent may have improved since the interval was queued: shrink it again.
             if le >= 0:
-                gap = ev_r[L, le] + (ev_l[L, le] if mono else 0.0) - ub
+                gap = ev_r[L, le] + (ev_l[L, le] if mono else 0.0) + penalty - ub
                 if gap >= 0.0:
                     lo = _first_beyond(pw[L], sp[L], le, lo, hi, gap, unit)
             if re >= 0 and lo <= hi:
-                gap = ev_l[L, re] + (ev_r[L, re] if mono else 0.0) - ub
+                gap = ev_l[L, re] + (ev_r[L, re] if mono else 0.0) + penalty - ub
                 if gap >= 0.0:
                     hi = _last_before(pw[L], sp[L], re, lo, hi, gap, unit)
         if lo > hi:
@@ -941,14 +1124,16 @@ def _push(L, queue, fr_qh, fr_qn, lo, hi, le, re):
 
 @njit(cache=True)
 def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d):
-    """Store the evaluated split's child bounds, adopt it if it improves the incumbent, and
-    queue the rest of its interval minus the splits its bounds rule out."""
+            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty):
+    """Store the evaluated split's child bounds, adopt it if it improves the incumbent (the
+    split costs its children plus ``penalty``), and queue the rest of its interval minus the
+    splits its bounds rule out. Returns whether the incumbent improved."""
     s = fr_mid[L]
     ev_l[L, s] = lb_l
     ev_r[L, s] = lb_r
-    total = lb_l + lb_r
-    if exact and total < fr_best[L]:
+    total = lb_l + lb_r + penalty
+    improved = exact and total < fr_best[L]
+    if improved:
         fr_best[L] = total
         if total < fr_ub[L]:
             fr_ub[L] = total
@@ -963,11 +1148,12 @@ def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, 
     left_hi = s - 1
     if flags[USE_NEIGHBOURS]:
         # Right of s the left subtree only gains rows and the right one loses them.
-        gap = lb_r + (lb_l if mono else 0.0) - ub
+        gap = lb_r + (lb_l if mono else 0.0) + penalty - ub
         if gap >= 0.0:
             right_lo = _first_beyond(pw[L], sp[L], s, s + 1, hi, gap, unit)
-        gap = lb_l + (lb_r if mono else 0.0) - ub  # and the other way round left of s
+        gap = lb_l + (lb_r if mono else 0.0) + penalty - ub  # and the other way round left of s
         if gap >= 0.0:
             left_hi = _last_before(pw[L], sp[L], s, lo, s - 1, gap, unit)
     _push(L, queue, fr_qh, fr_qn, lo, left_hi, le, s)
     _push(L, queue, fr_qh, fr_qn, right_lo, hi, s, re)
+    return improved

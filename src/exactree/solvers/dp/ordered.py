@@ -7,10 +7,18 @@ binary features (or, given a numeric ``target``, least weighted squared error wi
 regression trees), but never builds a rows x thresholds matrix: memory is
 ``O(depth x features x rows)`` and a depth-two solve costs ``O(features x rows)`` per root
 split evaluated (see :mod:`._ordered`).
+
+Optima are size-minimal: among the trees of least cost one with the fewest splits (MurTree's
+order; technique ``minimal_size``). Cut short by ``time_limit`` (or Ctrl-C), a solve returns the
+best tree found, the root's proven lower bound and ``limit="time_limit"``; the whole solve,
+tree building included, keeps to the time limit. Given ``memory_limit`` (bytes) that the
+search at ``max_depth`` would exceed (:meth:`OrderedSolver.memory_need`), it solves the largest
+depth that fits instead and says ``limit="memory_limit"``.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -18,8 +26,14 @@ import numpy as np
 from ...data.ordered import OrderedFeatures
 from ...objectives import SquaredError
 from ...progress import DEADLINE, Progress, new_board
-from ._ordered import ALL_BUCKETS, DONE, INF, STAT_NAMES, TECHNIQUES, root_order, search
+from ._lexicographic import cost_lower_bound, split_penalty
+from ._ordered import (ALL_BUCKETS, CLOCK_WORK, DONE, INF, STAT_NAMES, TECHNIQUES,
+                       USE_MINIMAL_SIZE, root_order, search)
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
+
+# Share of a time limit the deep search may use when the optimal depth-2 tree is the fallback
+# (it gets the rest, which it rarely needs).
+DEEP_SHARE = 0.9
 
 
 class OrderedSolver:
@@ -32,15 +46,22 @@ class OrderedSolver:
     sample_weight : positive float array, or None for unit weights.
     max_depth : depth limit; min_samples_leaf : least number of rows in every leaf.
     techniques : ``{name: bool}`` over :data:`TECHNIQUES` (all on by default), for ablation.
+        ``minimal_size`` off: the first optimal tree found, not one with the fewest splits.
     target : float array, or None
         Regression: minimise the weighted squared error of mean leaves over these targets.
         The tree's node ``counts`` are then ``(mean, weight, squared error)``.
+    memory_limit : bytes the search may take (see :meth:`memory_need`), or None.
+
+    Attributes a caller may set: ``board_bound`` (how the kernel reads a board's ``BOUND``:
+    ``"cost"``, the default, a bound on the cost: trees of that cost are still sought, so
+    ties can be broken by size; ``"objective"``, a bound on :meth:`objective`), ``clock_work``
+    (rows x features swept between two looks at the clock).
     """
 
     def __init__(self, features: OrderedFeatures, y: np.ndarray | None, n_classes: int, *,
                  sample_weight: np.ndarray | None = None, max_depth: int = 3,
                  min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None,
-                 target: np.ndarray | None = None) -> None:
+                 target: np.ndarray | None = None, memory_limit: float | None = None) -> None:
         self.features = features
         n = features.bucket.shape[1]
         self.regression = target is not None
@@ -72,6 +93,19 @@ class OrderedSolver:
             self.flags[TECHNIQUES.index(name)] = bool(on)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
         self.stats_names = STAT_NAMES
+        self.memory_limit = None if memory_limit is None else float(memory_limit)
+        self.board_bound = "cost"
+        self.clock_work = CLOCK_WORK
+        # Size-minimal optima: every split costs `penalty` (kernel units), less than the least
+        # cost difference that counts (`resolution`: 1 for integer costs, else the largest
+        # power of two within the tolerance, which keeps sums exact on the squared-error grid)
+        # over the most splits a tree can have.
+        self.integral = self.unit and not self.regression
+        self.resolution = 1.0 if self.integral else \
+            2.0 ** math.floor(math.log2(self.tolerance / self.cost_scale))
+        self.penalty = (split_penalty(self.resolution, self.max_depth)
+                        if self.flags[USE_MINIMAL_SIZE] else 0.0)
+        self._epb: float | None = None
 
     @property
     def tolerance(self) -> float:
@@ -80,13 +114,15 @@ class OrderedSolver:
         tol = 1e-9 * (max(1.0, float(self.weights.sum())) if self.target is None else 1.0)
         return tol * self.cost_scale
 
-    def plan_parallel(self, n_tasks: int) -> tuple[list[tuple[np.ndarray, np.ndarray]],
-                                                   DPSolution]:
+    def plan_parallel(self, n_tasks: int, time_limit: float | None = None
+                      ) -> tuple[list[tuple[np.ndarray, np.ndarray]], DPSolution]:
         """About ``n_tasks`` disjoint shares of the root's splits, as ``roots`` for
-        :meth:`solve`, and the optimal tree of depth <= 2 (a first incumbent). Every feature's
-        thresholds are cut into runs of neighbouring buckets (a run keeps the interval bounds
-        between its thresholds); the features go in the order the root tries them."""
-        _, _, _, tree = self._search(min(2, self.max_depth), INF, INF, None)
+        :meth:`solve`, and the optimal tree of depth <= 2 (a first incumbent; within
+        ``time_limit`` seconds, else the best found). Every feature's thresholds are cut into
+        runs of neighbouring buckets (a run keeps the interval bounds between its thresholds);
+        the features go in the order the root tries them."""
+        deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
+        _, _, _, tree = self._search(min(2, self.max_depth), INF, deadline, None)
         splits = [len(s) for s in self.features.split_feature]
         F = len(splits)
         per = max(1, -(-n_tasks // max(F, 1)))
@@ -112,41 +148,117 @@ class OrderedSolver:
               progress: Progress | None = None,
               roots: tuple[np.ndarray, np.ndarray] | None = None,
               board: np.ndarray | None = None) -> DPSolution | None:
-        """The optimal tree (None if none is strictly below ``upper_bound``). With ``time_limit``
-        (seconds), or once ``progress`` is interrupted, the best tree found so far is returned,
-        not proven optimal.
+        """The optimal tree (None if none is strictly below ``upper_bound``), with the fewest
+        splits among the optimal ones (technique ``minimal_size``).
 
-        ``roots`` (one of :meth:`root_tasks`) restricts the root's split: the answer is then the
-        best tree splitting the root there (or a better small tree found on the way), and
-        ``lower_bound`` bounds only those trees. ``board`` is a board (see
-        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on.
+        With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found
+        so far is returned with ``optimal=False``, ``limit="time_limit"`` and a proven lower
+        bound; the solve returns by the time limit (give or take a look at the clock: at most
+        ``clock_work`` rows x features). A depth of 3 or more keeps a tenth of the time for the
+        optimal depth-2 tree, returned when it beats the deep search's best. When the search
+        would need more than ``memory_limit`` bytes (see :meth:`memory_need`), the optimal tree
+        of the largest depth within it (a leaf at worst) is returned with ``optimal=False``,
+        ``limit="memory_limit"`` and the equivalent-points bound. Not optimal, a tree is
+        returned whatever ``upper_bound``.
+
+        ``roots`` (one of :meth:`plan_parallel`'s shares) restricts the root's split: the answer
+        is then the best tree splitting the root there (or a better small tree found on the
+        way), and ``lower_bound`` bounds only those trees. ``board`` is a board (see
+        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on
+        (read as ``board_bound`` says).
         """
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
-        ub = upper_bound / self.cost_scale - self.tolerance / self.cost_scale \
-            if upper_bound < INF else INF
-        outcome, cost, lb, root = self._search(self.max_depth, ub, deadline, progress, roots,
+        if self.memory_limit is not None and self.memory_need(self.max_depth) > self.memory_limit:
+            return self._solve_shallow(deadline, progress, board)
+        ub = self._kernel_ub(upper_bound)
+        fallback = self.max_depth > 2 and roots is None
+        deep_deadline = deadline
+        if fallback and time_limit is not None:
+            deep_deadline = start + DEEP_SHARE * float(time_limit)
+        outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress, roots,
                                                board)
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
-        if not optimal and self.max_depth > 2 and roots is None:
-            # Anytime: the optimal depth-2 tree (usually found in milliseconds; given a tenth of
-            # the time limit more at most) beats a half-explored root.
-            extra = max(0.1 * float(time_limit), 0.05) if time_limit is not None else INF
-            _, cost2, _, root2 = self._search(2, ub, time.perf_counter() + extra, progress)
-            if cost2 < INF and self._cost(root2) < self._cost(root):
+        if not optimal and fallback:
+            # Anytime: the optimal depth-2 tree (usually found in milliseconds) may beat a
+            # half-explored root; it gets the time left.
+            _, cost2, _, root2 = self._search(2, ub, deadline, progress)
+            if cost2 < INF and (cost == INF or self._rank(root2) < self._rank(root)):
                 root = root2
         cost = self._cost(root)
-        lower = cost if optimal else max(lb * self.cost_scale, self.equivalent_points_bound())
-        return DPSolution(root, cost, min(lower, cost), optimal,
-                          dict(zip(STAT_NAMES, self.stats.tolist())))
+        stats = dict(zip(STAT_NAMES, self.stats.tolist()))
+        if optimal:
+            return DPSolution(root, cost, cost, True, stats)
+        lower = cost_lower_bound(lb, self.penalty, self.max_depth, self.integral) * self.cost_scale
+        if self._epb is not None or time.perf_counter() < deadline:
+            lower = max(lower, self.equivalent_points_bound())
+        return DPSolution(root, cost, min(lower, cost), False, stats, limit="time_limit")
+
+    def objective(self, solution: DPSolution) -> float:
+        """What the search ranks a solution's tree by, in cost units: its cost plus the split
+        penalty (:attr:`penalty` times ``cost_scale``) per split; it orders trees as (cost,
+        number of splits) does. For a parallel fit that publishes bounds on the board with
+        ``board_bound = "objective"``."""
+        return solution.cost + self.penalty * self.cost_scale * solution.tree.n_splits
+
+    def memory_need(self, depth: int) -> int:
+        """Bytes the search to ``depth`` allocates (its largest arrays, within a few percent):
+        per level below the root's first two (``max(depth - 1, 1)`` levels) the node's rows
+        sorted once per feature with their buckets and labels (12 bytes a row and feature),
+        two classes: each evaluated split's per-feature bounds (16 bytes a row and feature),
+        and the interval bookkeeping (about 64 bytes a row); then the tree building after it
+        (about 48 bytes a row). Depth 0 (a single leaf) needs only the latter."""
+        F, n = self.features.bucket.shape
+        K = self.n_classes
+        after = 48 * n + 16 * K * (1 << (depth + 1))
+        if depth <= 0:
+            return int(after)
+        levels = max(depth - 1, 1)
+        H = (1 << (depth + 1)) - 1
+        two_class = K == 2 and not self.regression
+        level = (12 * F * n + 8 * 2 * (n + 1) + 32 * (n + 2) + 16 * (n + 1)
+                 + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24))
+        return int(max(levels * level + n + 32 * H + 8 * (4 * F + 6 * K), after))
+
+    def _solve_shallow(self, deadline: float, progress: Progress | None,
+                       board: np.ndarray | None) -> DPSolution:
+        """``memory_limit`` rules out ``max_depth``: the optimal tree of the largest depth that
+        fits (searched on the whole root, within the deadline), and the equivalent-points
+        bound."""
+        depth = self.max_depth - 1
+        while depth > 0 and self.memory_need(depth) > self.memory_limit:
+            depth -= 1
+        if depth > 0:
+            _, _, _, root = self._search(depth, INF, deadline, progress, None, board)
+        else:
+            root = self._tree(np.full(1, -1, np.int64), np.zeros(1, np.int64), 0)
+        cost = self._cost(root)
+        return DPSolution(root, cost, min(self.equivalent_points_bound(), cost), False,
+                          dict(zip(STAT_NAMES, self.stats.tolist())), limit="memory_limit")
+
+    def _kernel_ub(self, upper_bound: float) -> float:
+        """The kernel's bound for trees of cost strictly below ``upper_bound`` (less the
+        tolerance). Integer costs with penalties: every tree of a cost below it has an
+        objective below the next integer."""
+        if not upper_bound < INF:
+            return INF
+        ub = upper_bound / self.cost_scale - self.tolerance / self.cost_scale
+        if self.penalty > 0.0 and self.integral:
+            ub = float(math.ceil(ub))
+        return ub
+
+    def _rank(self, root: BinaryNode) -> float:
+        """A tree's objective with the split penalties (see :meth:`objective`)."""
+        return self._cost(root) + self.penalty * self.cost_scale * root.n_splits
 
     def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None,
                 roots: tuple[np.ndarray, np.ndarray] | None = None,
                 board: np.ndarray | None = None):
-        """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound and
-        the tree (a leaf when cut short before any tree below ``ub``)."""
+        """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound (on
+        the penalised objective, kernel units) and the tree (a leaf when cut short before any
+        tree below ``ub``)."""
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
@@ -157,9 +269,10 @@ class OrderedSolver:
         if roots is None:
             F = self.features.bucket.shape[0]
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
+        slack = self.resolution if self.penalty > 0.0 and self.board_bound == "cost" else 0.0
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target, *roots)
+                self.target, *roots, self.penalty, slack, int(self.clock_work))
         if progress is None:
             outcome, cost, lb = search(*args)
         else:
@@ -170,14 +283,20 @@ class OrderedSolver:
 
     def equivalent_points_bound(self) -> float:
         """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature (squared
-        error: each such group costs at least its own squared error around its mean)."""
-        if self.regression:
-            if not len(self.y):
-                return 0.0
-            _, groups = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
-            return SquaredError().lower_bound(self.y, self.weights * self.scale, groups)
-        return equivalent_points_bound(self.features.bucket.T, self.labels,
-                                       self.weights * self.scale, self.n_classes)
+        error: each such group costs at least its own squared error around its mean).
+        Computed once per solver."""
+        if self._epb is None:
+            if self.regression:
+                if not len(self.y):
+                    self._epb = 0.0
+                else:
+                    _, groups = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
+                    self._epb = SquaredError().lower_bound(self.y, self.weights * self.scale,
+                                                           groups)
+            else:
+                self._epb = equivalent_points_bound(self.features.bucket.T, self.labels,
+                                                    self.weights * self.scale, self.n_classes)
+        return self._epb
 
     def _cost(self, root: BinaryNode) -> float:
         """The objective of a tree from :meth:`_tree`."""

@@ -1,0 +1,335 @@
+"""The ordered search's size-minimal optima, cut-short solves (bounds, incumbents), time and
+memory limits, each against a brute force over every raw split (tests/oracles.py for
+misclassification, a squared-error one here)."""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import optimal_cost
+
+from exactree import OptimalTreeClassifier
+from exactree.data import Binarizer
+from exactree.data.encoding import FeatureEncoder
+from exactree.data.ordered import ordered_features
+from exactree.progress import BEST, LOWER, new_board
+from exactree.solvers.dp.ordered import OrderedSolver
+
+SEED = st.integers(0, 2**31 - 1)
+CUT = -1.0  # a time limit already over: the search stops at its first look at the clock
+
+
+# ---------------------------------------------------------------- helpers (independent of the code)
+def raw_splits(X: np.ndarray) -> np.ndarray:
+    """Every split ``x_j <= v`` (``v`` a distinct value of column ``j`` but its largest) as 0/1
+    columns."""
+    cols = [X[:, j] <= v for j in range(X.shape[1]) for v in np.unique(X[:, j])[:-1]]
+    return np.array(cols, bool).T.reshape(len(X), len(cols))
+
+
+def small_numeric(rng, n_lo=6, n_hi=12, K=None):
+    """Tiny data: 2-3 numeric columns of few distinct values, 2-3 classes."""
+    n = int(rng.integers(n_lo, n_hi + 1))
+    m = int(rng.integers(2, 4))
+    K = int(rng.integers(2, 4)) if K is None else K
+    X = rng.integers(0, int(rng.integers(2, 5)), (n, m)).astype(float)
+    y = rng.integers(0, K, n)
+    y[:K] = np.arange(K)
+    return X, y, K
+
+
+def weights_for(rng, n):
+    r = rng.random()
+    if r < 0.5:
+        return None
+    if r < 0.75:
+        return rng.integers(1, 4, n).astype(float)
+    return np.round(rng.uniform(0.1, 3.0, n), 3)
+
+
+def lexicographic_optimum(X, y, K, depth, w, min_leaf):
+    """(least misclassified weight, fewest splits of a tree that attains it)."""
+    B = raw_splits(X)
+    best = optimal_cost(B, y, K, depth, None, w, min_leaf)
+    for b in range((1 << depth)):
+        if optimal_cost(B, y, K, depth, b, w, min_leaf) <= best + 1e-7:
+            return best, b
+    raise AssertionError("unreachable")
+
+
+def sse_optimum(X, t, depth, w, min_leaf):
+    """(least weighted squared error of mean leaves, fewest splits attaining it) by brute
+    force over every raw split and every split budget."""
+    B = raw_splits(X)
+    w = np.ones(len(t)) if w is None else w
+
+    def leaf(idx):
+        W = w[idx].sum()
+        if W <= 0:
+            return 0.0
+        mean = (w[idx] * t[idx]).sum() / W
+        return float((w[idx] * (t[idx] - mean) ** 2).sum())
+
+    @lru_cache(maxsize=None)
+    def best(rows: frozenset, d: int, b: int) -> float:
+        idx = np.fromiter(rows, int)
+        cost = leaf(idx)
+        if d == 0 or b == 0:
+            return cost
+        for f in range(B.shape[1]):
+            left = frozenset(idx[B[idx, f]].tolist())
+            right = rows - left
+            if len(left) < min_leaf or len(right) < min_leaf:
+                continue
+            for nl in range(b):
+                cost = min(cost, best(left, d - 1, nl) + best(right, d - 1, b - 1 - nl))
+        return cost
+
+    root = frozenset(range(len(t)))
+    opt = best(root, depth, (1 << depth) - 1)
+    tol = 1e-7 * max(1.0, leaf(np.arange(len(t))))
+    return opt, next(b for b in range(1 << depth) if best(root, depth, b) <= opt + tol)
+
+
+def features_of(X, y=None):
+    enc = FeatureEncoder()
+    Xe = enc.fit_transform(X)
+    labels = np.zeros(len(X), np.int64) if y is None else y
+    binz = Binarizer().fit(Xe, labels, enc.columns_)
+    return ordered_features(binz, Xe), binz.transform(Xe)
+
+
+def tree_cost(tree, B, y, K, w, target=None):
+    """The weighted misclassification (or squared error) of a BinaryNode tree over the binary
+    matrix ``B``, walked row by row."""
+    n = B.shape[0]
+    w = np.ones(n) if w is None else w
+    total, stack = 0.0, [(tree, np.ones(n, bool))]
+    while stack:
+        node, rows = stack.pop()
+        if node.feature < 0:
+            if target is None:
+                c = np.bincount(y[rows], weights=w[rows], minlength=K)
+                total += c.sum() - c.max()
+            elif rows.any():
+                mean = np.average(target[rows], weights=w[rows])
+                total += float((w[rows] * (target[rows] - mean) ** 2).sum())
+        else:
+            col = B[:, node.feature]
+            stack += [(node.true, rows & col), (node.false, rows & ~col)]
+    return total
+
+
+# ---------------------------------------------------------------- 1. size-minimal optima
+def test_issue_example_has_three_splits():
+    X = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1], [0, 0, 1], [1, 1, 0], [1, 0, 0]], float)
+    y = np.array([1, 1, 0, 0, 1, 0])
+    model = OptimalTreeClassifier(max_depth=3, search="ordered").fit(X, y)
+    assert model.search_ == "ordered"
+    assert model.objective_ == 0 and model.tree_.n_splits == 3
+    feats, B = features_of(X, y)
+    sol = OrderedSolver(feats, y, 2, max_depth=3).solve()
+    assert sol.optimal and sol.cost == 0 and sol.tree.n_splits == 3 and sol.limit is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(SEED)
+def test_fewest_splits_among_optimal_trees(seed):
+    rng = np.random.default_rng(seed)
+    X, y, K = small_numeric(rng)
+    depth = int(rng.integers(1, 4))
+    w = weights_for(rng, len(y))
+    min_leaf = 1 if rng.random() < 0.7 else 2
+    cost, splits = lexicographic_optimum(X, y, K, depth, w, min_leaf)
+    feats, B = features_of(X, y)
+    sol = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
+                        min_samples_leaf=min_leaf).solve()
+    assert sol.optimal and sol.limit is None
+    assert sol.cost == pytest.approx(cost, abs=1e-9)
+    assert sol.lower_bound == pytest.approx(sol.cost, abs=1e-9)
+    assert sol.tree.n_splits == splits
+    assert tree_cost(sol.tree, B, y, K, w) == pytest.approx(sol.cost, abs=1e-9)
+    # Off, the optimum is the same (its size is not promised).
+    off = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth, min_samples_leaf=min_leaf,
+                        techniques={"minimal_size": False}).solve()
+    assert off.cost == pytest.approx(cost, abs=1e-9) and off.tree.n_splits >= splits
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEED)
+def test_fewest_splits_squared_error(seed):
+    """Regression with small integer targets: many trees tie on the squared error."""
+    rng = np.random.default_rng(seed)
+    X, _, _ = small_numeric(rng, 6, 10)
+    t = rng.integers(0, 3, len(X)).astype(float)
+    if rng.random() < 0.3:
+        t[:] = np.repeat(rng.integers(0, 3, 2), [len(t) // 2, len(t) - len(t) // 2])
+    depth = int(rng.integers(1, 4))
+    w = None if rng.random() < 0.6 else rng.integers(1, 3, len(t)).astype(float)
+    min_leaf = 1 if rng.random() < 0.7 else 2
+    cost, splits = sse_optimum(X, t, depth, w, min_leaf)
+    feats, B = features_of(X)
+    sol = OrderedSolver(feats, None, 1, sample_weight=w, max_depth=depth,
+                        min_samples_leaf=min_leaf, target=t).solve()
+    scale = max(1.0, cost)
+    assert sol.optimal
+    assert sol.cost == pytest.approx(cost, abs=1e-8 * scale)
+    assert sol.tree.n_splits == splits
+    assert tree_cost(sol.tree, B, None, 1, w, target=t) == pytest.approx(sol.cost, abs=1e-8)
+
+
+def test_redundant_splits_are_dropped():
+    """A pure node needs no split, however the data tie: the optimum is a single split."""
+    X = np.array([[0, 0], [1, 0], [2, 1], [3, 1], [4, 0], [5, 1]], float)
+    y = np.array([0, 0, 0, 1, 1, 1])
+    for depth in (1, 2, 3):
+        model = OptimalTreeClassifier(max_depth=depth, search="ordered").fit(X, y)
+        assert model.objective_ == 0 and model.tree_.n_splits == 1
+
+
+# ---------------------------------------------------------------- 2-3. cut-short solves
+def truncated(feats, y, K, depth, w, min_leaf, work, techniques=None, target=None):
+    solver = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
+                           min_samples_leaf=min_leaf, techniques=techniques, target=target)
+    solver.clock_work = work
+    return solver.solve(time_limit=CUT)
+
+
+@settings(max_examples=80, deadline=None)
+@given(SEED)
+def test_truncated_solves_are_valid(seed):
+    """Stopped after a random amount of work: lower bound <= optimum <= cost, the tree costs
+    what is reported, and the global incumbent never makes the tree worse."""
+    rng = np.random.default_rng(seed)
+    X, y, K = small_numeric(rng, 8, 14)
+    if rng.random() < 0.5:
+        X[:, 0] = np.round(rng.normal(size=len(y)), 1)  # many thresholds
+    depth = int(rng.integers(2, 5)) if len(y) <= 10 else int(rng.integers(2, 4))
+    w = weights_for(rng, len(y))
+    min_leaf = 1 if rng.random() < 0.7 else 2
+    opt = optimal_cost(raw_splits(X), y, K, depth, None, w, min_leaf)
+    feats, B = features_of(X, y)
+    work = int(rng.integers(1, 200))
+    sol = truncated(feats, y, K, depth, w, min_leaf, work)
+    assert sol.lower_bound <= opt + 1e-9
+    assert sol.cost >= opt - 1e-9
+    assert sol.lower_bound <= sol.cost + 1e-9
+    assert tree_cost(sol.tree, B, y, K, w) == pytest.approx(sol.cost, abs=1e-9)
+    if sol.optimal:
+        assert sol.limit is None and sol.cost == pytest.approx(opt, abs=1e-9)
+    else:
+        assert sol.limit == "time_limit"
+    off = truncated(feats, y, K, depth, w, min_leaf, work, {"global_incumbent": False})
+    assert sol.cost <= off.cost + 1e-9
+    assert off.optimal == sol.optimal and off.lower_bound == pytest.approx(sol.lower_bound)
+
+
+@settings(max_examples=30, deadline=None)
+@given(SEED)
+def test_truncated_squared_error_bounds(seed):
+    rng = np.random.default_rng(seed)
+    X, _, _ = small_numeric(rng, 7, 11)
+    t = np.round(rng.normal(size=len(X)), 1)
+    depth = int(rng.integers(2, 4))
+    cost, _ = sse_optimum(X, t, depth, None, 1)
+    feats, B = features_of(X)
+    sol = truncated(feats, None, 1, depth, None, 1, int(rng.integers(1, 100)), target=t)
+    tol = 1e-8 * max(1.0, cost)
+    assert sol.lower_bound <= cost + tol <= sol.cost + 2 * tol
+    assert tree_cost(sol.tree, B, None, 1, None, target=t) == pytest.approx(sol.cost, abs=1e-8)
+
+
+def test_cut_short_bound_is_informative():
+    """One numeric feature: once the root's first split is evaluated every other split is
+    bounded by its neighbours, so a cut-short solve proves a positive bound."""
+    rng = np.random.default_rng(0)
+    x = np.arange(60.0)
+    y = ((x // 7) % 2).astype(int) ^ (rng.random(60) < 0.1)
+    X = x.reshape(-1, 1)
+    feats, B = features_of(X, y)
+    full = OrderedSolver(feats, y, 2, max_depth=3).solve()
+    bounds = []
+    for work in (50, 200, 1000, 3000, 10000):
+        sol = truncated(feats, y, 2, 3, None, 1, work)
+        assert sol.lower_bound <= full.cost <= sol.cost
+        bounds.append(sol.lower_bound)
+    assert max(bounds) > 0
+
+
+def test_board_shows_bound_and_best():
+    rng = np.random.default_rng(1)
+    X, y, K = small_numeric(rng, 40, 40, K=2)
+    X[:, 0] = np.round(rng.normal(size=40), 2)
+    feats, B = features_of(X, y)
+    full = OrderedSolver(feats, y, K, max_depth=3).solve()
+    solver = OrderedSolver(feats, y, K, max_depth=3)
+    solver.clock_work = 300
+    board = new_board()
+    sol = solver.solve(board=board, time_limit=CUT, roots=None)
+    assert not sol.optimal
+    assert 0 <= board[LOWER] * solver.cost_scale <= full.cost
+    assert full.cost <= board[BEST] * solver.cost_scale < np.inf
+
+
+# ---------------------------------------------------------------- 4. time limit
+def test_time_limit_is_kept():
+    rng = np.random.default_rng(0)
+    n = 6000
+    X = np.round(rng.normal(size=(n, 6)), 3)
+    y = ((X[:, 0] > 0) ^ (X[:, 1] + X[:, 2] > 0.3) ^ (rng.random(n) < 0.2)).astype(int)
+    feats, B = features_of(X, y)
+    OrderedSolver(feats, y, 2, max_depth=3).solve(time_limit=0.01)  # loaded before timing
+    for limit in (0.05, 0.3):
+        solver = OrderedSolver(feats, y, 2, max_depth=5)
+        start = time.perf_counter()
+        sol = solver.solve(time_limit=limit)
+        wall = time.perf_counter() - start
+        assert sol.limit == "time_limit" and not sol.optimal
+        assert wall < limit + max(0.1 * limit, 0.2) + 0.3  # loose: a busy machine
+        assert 0 <= sol.lower_bound <= sol.cost
+        assert tree_cost(sol.tree, B, y, 2, None) == pytest.approx(sol.cost)
+
+
+# ---------------------------------------------------------------- 5. memory limit
+def test_memory_limit():
+    rng = np.random.default_rng(2)
+    X, y, K = small_numeric(rng, 60, 60, K=2)
+    X[:, 0] = np.round(rng.normal(size=60), 1)
+    feats, B = features_of(X, y)
+    full = OrderedSolver(feats, y, K, max_depth=4)
+    need = full.memory_need(4)
+    assert full.memory_need(1) <= full.memory_need(3) < need
+    assert full.memory_need(0) < full.memory_need(1)
+    opt = full.solve()
+    enough = OrderedSolver(feats, y, K, max_depth=4, memory_limit=need).solve()
+    assert enough.optimal and enough.limit is None and enough.cost == opt.cost
+    # Depth 3 fits: its optimum, not proven optimal for depth 4, with the equivalent-points bound.
+    tight = OrderedSolver(feats, y, K, max_depth=4, memory_limit=need - 1)
+    sol = tight.solve()
+    d3 = OrderedSolver(feats, y, K, max_depth=3).solve()
+    assert not sol.optimal and sol.limit == "memory_limit"
+    assert sol.cost == d3.cost and sol.cost >= opt.cost
+    assert sol.lower_bound == pytest.approx(min(tight.equivalent_points_bound(), sol.cost))
+    assert sol.lower_bound <= opt.cost
+    assert tree_cost(sol.tree, B, y, K, None) == pytest.approx(sol.cost)
+    # Nothing fits: a leaf.
+    leaf = OrderedSolver(feats, y, K, max_depth=4, memory_limit=1).solve()
+    assert leaf.limit == "memory_limit" and leaf.tree.n_splits == 0
+    assert leaf.cost == float(min(np.bincount(y)))
+
+
+def test_memory_need_counts_the_kernel_arrays():
+    """The estimate grows like the sorted rows: levels x features x rows."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] > 0).astype(int)
+    feats, _ = features_of(X, y)
+    s = OrderedSolver(feats, y, 2, max_depth=5)
+    F, n = feats.bucket.shape
+    assert s.memory_need(5) >= 4 * 28 * F * n  # 4 levels: rows, buckets, labels, bounds
+    assert s.memory_need(5) < 4 * 28 * F * n + 4 * 200 * n + 100_000
