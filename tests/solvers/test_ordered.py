@@ -132,12 +132,15 @@ def test_solver_matches_brute_force_directly(seed):
             col = B[:, node.feature]
             stack += [(node.true, rows & col), (node.false, rows & ~col)]
     assert total == pytest.approx(sol.cost, abs=1e-9)
-    # An upper bound equal to the optimum leaves nothing strictly below it.
-    assert OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
-                         min_samples_leaf=min_leaf).solve(upper_bound=sol.cost) is None
-    again = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
-                          min_samples_leaf=min_leaf).solve(upper_bound=sol.cost + 0.5)
+    # An upper bound equal to the optimum leaves nothing strictly below it (upper bounds are
+    # on the size-penalised objective: cost plus a fraction per split).
+    solver = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
+                           min_samples_leaf=min_leaf)
+    assert solver.solve(upper_bound=sol.cost) is None
+    assert solver.solve(upper_bound=solver.objective(sol)) is None
+    again = solver.solve(upper_bound=solver.objective(sol) + 1e-6)
     assert again is not None and again.cost == pytest.approx(sol.cost, abs=1e-9)
+    assert again.tree.n_splits == sol.tree.n_splits
 
 
 def test_zero_weight_rows_are_ignored():

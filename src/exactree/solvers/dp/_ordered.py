@@ -515,7 +515,7 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, root_lo, root_hi, penalty, bound_slack, clock_work):
+           stats, tree_f, tree_b, target, root_lo, root_hi, penalty, clock_work):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
@@ -529,10 +529,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ``global_incumbent``, a better tree assembled from the solved parts of the unfinished ones)
     and ``lower_bound`` a bound on every tree (of the root's share) not proven worse than
     ``root_ub``: see :func:`_stack_lower`. ``board`` (see :mod:`exactree.progress`): its
-    deadline and its outside bound ``BOUND`` plus ``bound_slack`` (which tightens ``root_ub``)
-    are read at the start and at every look at the clock, after every ``clock_work`` rows x
-    features swept (:data:`CLOCK_WORK`); the evaluations so far, the best tree's cost and the
-    lower bound (both without the penalties) are written there.
+    deadline and its outside bound ``BOUND`` (of the penalised objective; it tightens
+    ``root_ub``) are read at the start and at every look at the clock, after every
+    ``clock_work`` rows x features swept (:data:`CLOCK_WORK`); the evaluations so far, the best
+    tree's cost and the lower bound on the cost (both without the penalties) are written
+    there.
 
     ``root_lo``/``root_hi`` (one bucket each per feature) restrict the root's split: feature
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
@@ -618,7 +619,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_b[t] = 0
 
     # ---- the root: all rows
-    root_ub = min(root_ub, board[BOUND] + bound_slack)
+    root_ub = min(root_ub, board[BOUND])
     tot_root = np.zeros((1, K))
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
@@ -640,8 +641,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         if work >= clock_work:
             work = 0
             board[NODES] = stats[ST_EVALS]
-            if board[BOUND] + bound_slack < fr_ub[0]:
-                fr_ub[0] = board[BOUND] + bound_slack
+            if board[BOUND] < fr_ub[0]:
+                fr_ub[0] = board[BOUND]
             lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order,
                                             fr_qh, fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1,
                                             fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi))

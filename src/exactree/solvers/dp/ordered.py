@@ -52,10 +52,10 @@ class OrderedSolver:
         The tree's node ``counts`` are then ``(mean, weight, squared error)``.
     memory_limit : bytes the search may take (see :meth:`memory_need`), or None.
 
-    Attributes a caller may set: ``board_bound`` (how the kernel reads a board's ``BOUND``:
-    ``"cost"``, the default, a bound on the cost: trees of that cost are still sought, so
-    ties can be broken by size; ``"objective"``, a bound on :meth:`objective`), ``clock_work``
-    (rows x features swept between two looks at the clock).
+    ``penalty`` is the split penalty in kernel cost units (0 with ``minimal_size`` off),
+    ``integral`` whether kernel costs are integers (unit-weight classification). Upper bounds
+    (``upper_bound``, a board's ``BOUND``) bound the penalised objective (:meth:`objective`).
+    ``clock_work`` (settable): rows x features swept between two looks at the clock.
     """
 
     def __init__(self, features: OrderedFeatures, y: np.ndarray | None, n_classes: int, *,
@@ -94,7 +94,6 @@ class OrderedSolver:
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
         self.stats_names = STAT_NAMES
         self.memory_limit = None if memory_limit is None else float(memory_limit)
-        self.board_bound = "cost"
         self.clock_work = CLOCK_WORK
         # Size-minimal optima: every split costs `penalty` (kernel units), less than the least
         # cost difference that counts (`resolution`: 1 for integer costs, else the largest
@@ -164,8 +163,9 @@ class OrderedSolver:
         ``roots`` (one of :meth:`plan_parallel`'s shares) restricts the root's split: the answer
         is then the best tree splitting the root there (or a better small tree found on the
         way), and ``lower_bound`` bounds only those trees. ``board`` is a board (see
-        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on
-        (read as ``board_bound`` says).
+        :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on.
+        ``upper_bound`` and the board's ``BOUND`` bound :meth:`objective` (the cost when
+        ``minimal_size`` is off).
         """
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
@@ -198,9 +198,8 @@ class OrderedSolver:
 
     def objective(self, solution: DPSolution) -> float:
         """What the search ranks a solution's tree by, in cost units: its cost plus the split
-        penalty (:attr:`penalty` times ``cost_scale``) per split; it orders trees as (cost,
-        number of splits) does. For a parallel fit that publishes bounds on the board with
-        ``board_bound = "objective"``."""
+        penalty (``penalty`` times ``cost_scale``) per split; it orders trees as (cost, number
+        of splits) does."""
         return solution.cost + self.penalty * self.cost_scale * solution.tree.n_splits
 
     def memory_need(self, depth: int) -> int:
@@ -239,15 +238,11 @@ class OrderedSolver:
                           dict(zip(STAT_NAMES, self.stats.tolist())), limit="memory_limit")
 
     def _kernel_ub(self, upper_bound: float) -> float:
-        """The kernel's bound for trees of cost strictly below ``upper_bound`` (less the
-        tolerance). Integer costs with penalties: every tree of a cost below it has an
-        objective below the next integer."""
+        """The kernel's bound for trees whose objective is below ``upper_bound`` by more than
+        the tolerance."""
         if not upper_bound < INF:
             return INF
-        ub = upper_bound / self.cost_scale - self.tolerance / self.cost_scale
-        if self.penalty > 0.0 and self.integral:
-            ub = float(math.ceil(ub))
-        return ub
+        return upper_bound / self.cost_scale - self.tolerance / self.cost_scale
 
     def _rank(self, root: BinaryNode) -> float:
         """A tree's objective with the split penalties (see :meth:`objective`)."""
@@ -269,10 +264,9 @@ class OrderedSolver:
         if roots is None:
             F = self.features.bucket.shape[0]
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
-        slack = self.resolution if self.penalty > 0.0 and self.board_bound == "cost" else 0.0
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target, *roots, self.penalty, slack, int(self.clock_work))
+                self.target, *roots, self.penalty, int(self.clock_work))
         if progress is None:
             outcome, cost, lb = search(*args)
         else:
