@@ -36,10 +36,14 @@ import numpy as np
 
 from ..tree.tree import NOT_MISSING
 from .encoding import Column
+from .validation import check_deadline
 
 LE, EQ = 0, 1
 #: ``missing_`` values: no missing values at fit time; missing makes the test true; false.
 NO_MISSING, MISSING_TRUE, MISSING_FALSE = 0, 1, 2
+# With a deadline, columns are sorted (and binary features computed) this many cells at a time,
+# with a look at the clock between blocks: some tens of milliseconds of work each.
+DEADLINE_CELLS = 1 << 18
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -166,10 +170,13 @@ class Binarizer:
         self.max_thresholds = max_thresholds
 
     def fit(self, X: np.ndarray, y: np.ndarray, columns: Sequence[Column],
-            sample_weight: np.ndarray | None = None, keep_ranks: bool = False) -> Binarizer:
+            sample_weight: np.ndarray | None = None, keep_ranks: bool = False,
+            deadline: float | None = None) -> Binarizer:
         """Learn the binary features. ``keep_ranks``: also keep, in ``ranks``, each row's
         threshold rank for numeric columns that use every midpoint (rows x columns integers:
-        clear it once used)."""
+        clear it once used). ``deadline`` (a ``time.perf_counter()`` value): past it, raise
+        :class:`~exactree.data.validation.TimeLimitReached` (the clock is read between blocks
+        of about :data:`DEADLINE_CELLS` cells and between columns)."""
         w = np.ones(len(X)) if sample_weight is None else sample_weight
         self.exact_ = self.thresholds == "exact"
         self.ranks: dict[int, np.ndarray] = {}
@@ -183,12 +190,24 @@ class Binarizer:
         every: dict[int, np.ndarray] = {}
         ranks: dict[int, np.ndarray] = {}
         if self.exact_ and clean:
-            V = X.T if len(clean) == len(columns) else X[:, clean].T
-            mids, rank = _every_midpoint(np.ascontiguousarray(V), keep_ranks)
-            every = dict(zip(clean, mids))
-            ranks = dict(zip(clean, rank)) if keep_ranks else {}
+            # Blocks of columns when there is a clock to watch (one block on small data).
+            step = len(clean) if deadline is None else max(1, DEADLINE_CELLS // max(len(X), 1))
+            for start in range(0, len(clean), step):
+                check_deadline(deadline)
+                block = clean[start:start + step]
+                if len(block) == len(columns):
+                    V = X.T
+                elif block[-1] - block[0] == len(block) - 1:
+                    V = X[:, block[0]:block[-1] + 1].T  # consecutive columns: no fancy copy
+                else:
+                    V = X[:, block].T
+                mids, rank = _every_midpoint(np.ascontiguousarray(V), keep_ranks)
+                every.update(zip(block, mids))
+                if keep_ranks:
+                    ranks.update(zip(block, rank))
         value, op, missing = [], [], []  # per run of features: candidates, test, missing side
         for j, col in enumerate(columns):
+            check_deadline(deadline)
             if col.is_categorical:
                 n_codes = 1 if len(col.categories) == 2 else len(col.categories)
                 value.append(np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64))
@@ -251,10 +270,21 @@ class Binarizer:
     def n_features_out(self) -> int:
         return len(self.column_)
 
-    def transform(self, X: np.ndarray, features: np.ndarray | None = None) -> np.ndarray:
+    def transform(self, X: np.ndarray, features: np.ndarray | None = None,
+                  deadline: float | None = None) -> np.ndarray:
         """Boolean matrix ``(n_samples, n_binary_features)`` (only the columns ``features``
         when given). A missing value makes a threshold test true where ``missing_`` says
-        ``MISSING_TRUE``, false otherwise."""
+        ``MISSING_TRUE``, false otherwise. ``deadline``: as for :meth:`fit` (the features are
+        then computed in blocks)."""
+        if deadline is not None:
+            chosen = (np.arange(self.n_features_out) if features is None
+                      else np.asarray(features, np.int64))
+            out = np.empty((len(X), len(chosen)), bool)
+            step = max(1, DEADLINE_CELLS // max(len(X), 1))
+            for start in range(0, len(chosen), step):
+                check_deadline(deadline)
+                out[:, start:start + step] = self.transform(X, chosen[start:start + step])
+            return out
         sel = slice(None) if features is None else np.asarray(features, np.int64)
         column, op, value = self.column_[sel], self.op_[sel], self.value_[sel]
         cols = X[:, column]

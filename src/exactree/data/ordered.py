@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .binarize import LE, MISSING_TRUE, NO_MISSING, NOT_MISSING, Binarizer
+from .validation import check_deadline
 
 
 @dataclass
@@ -105,8 +106,11 @@ def _chain_insert_kernel(level, inside):
     return new_level, flip, True
 
 
-def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
-    """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``."""
+def ordered_features(binarizer: Binarizer, X: np.ndarray,
+                     deadline: float | None = None) -> OrderedFeatures:
+    """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``. ``deadline``
+    (a ``time.perf_counter()`` value): past it, raise
+    :class:`~exactree.data.validation.TimeLimitReached` (the clock is read once per feature)."""
     column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
     missing = binarizer.missing_
     n = X.shape[0]
@@ -120,6 +124,7 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
     # Runs of thresholds of one numeric column (and one missing side); every category test
     # on its own.
     for j, stop in _runs(column, op, missing):
+        check_deadline(deadline)
         col = int(column[j])
         if op[j] != LE:
             buckets.append((X[:, col] != value[j]).astype(np.int32))
@@ -139,7 +144,8 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray) -> OrderedFeatures:
             buckets.append(rank.astype(np.int32))
         feats.append(np.arange(j, stop, dtype=np.int64))
         flips.append(np.zeros(stop - j, np.bool_))
-    buckets, feats, flips = _merge_nested(buckets, feats, flips, n)
+    buckets, feats, flips = _merge_nested(buckets, feats, flips, n, deadline)
+    check_deadline(deadline)
     bucket = np.array(buckets, np.int32).reshape(len(buckets), n)
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
 
@@ -159,9 +165,11 @@ def _runs(column: np.ndarray, op: np.ndarray, missing: np.ndarray) -> list[tuple
     return list(zip(starts.tolist(), np.append(starts[1:], m).tolist()))
 
 
-def mean_splits_bound(binarizer: Binarizer, X: np.ndarray) -> float:
+def mean_splits_bound(binarizer: Binarizer, X: np.ndarray,
+                      deadline: float | None = None) -> float:
     """An upper bound on the mean number of splits per ordered feature, without building them:
-    only neighbouring single-split features whose row sets nest can merge."""
+    only neighbouring single-split features whose row sets nest can merge. ``deadline``: as
+    for :func:`ordered_features`."""
     column, op = binarizer.column_, binarizer.op_
     missing = binarizer.missing_
     m = len(column)
@@ -174,6 +182,7 @@ def mean_splits_bound(binarizer: Binarizer, X: np.ndarray) -> float:
     single[:-1] &= ~same_run
     js = np.flatnonzero(single)
     for start in range(0, len(js) - 1, 32):  # a few at a time: temporaries stay cached
+        check_deadline(deadline)
         chunk = js[start:start + 33]  # with the next chunk's first feature
         inside = np.ascontiguousarray(binarizer.transform(X, features=chunk).T)  # sets x rows
         neighbours = np.diff(chunk) == 1  # only consecutive binary features can merge
@@ -189,11 +198,12 @@ def _nested_sets(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             | (a | b).all(axis=1))
 
 
-def _merge_nested(buckets, feats, flips, n):
+def _merge_nested(buckets, feats, flips, n, deadline=None):
     """Merge runs of neighbouring two-bucket features whose left sides are nested."""
     out_b, out_f, out_x = [], [], []
     group = None  # (levels, [(binary feature, flip, inside mask)])
     for bucket, feat, flip in zip(buckets, feats, flips):
+        check_deadline(deadline)
         single = len(feat) == 1
         if single:
             inside = (bucket == 0) != flip[0]  # rows where the binary feature is true

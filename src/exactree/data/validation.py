@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
+
+
+class TimeLimitReached(Exception):
+    """A fit's ``time_limit`` ran out before its search could start. Raised by the data layer's
+    long loops (:func:`check_deadline`); the estimators catch it and return a single leaf with
+    ``status_ == "time_limit"``."""
+
+
+def check_deadline(deadline: float | None) -> None:
+    """Raise :class:`TimeLimitReached` once ``time.perf_counter()`` has reached ``deadline``
+    (None: no deadline)."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise TimeLimitReached
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:

@@ -11,6 +11,7 @@ A subclass declares ``_parameter_constraints``, stores its parameters in a keywo
 
 from __future__ import annotations
 
+import os
 import time
 from abc import abstractmethod
 from typing import Any
@@ -22,18 +23,71 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, v
 
 from .._compile_note import note_compiling
 from ..data import FeatureEncoder, check_sample_weight, encode_labels
-from ..data.validation import check_regression_target
+from ..data.validation import TimeLimitReached, check_regression_target
 from ..data.encoding import Column, _is_dataframe, nonfinite_error
 from ..progress import Progress
 from ..solvers.result import (INTERRUPTED, OPTIMAL, OPTIMAL_ON_BINARIZED, OPTIMAL_ON_RULES,
-                              SolveResult)
-from ..tree import export_graphviz, export_text
+                              TIME_LIMIT, SolveResult)
+from ..tree import TreeBuilder, export_graphviz, export_text
 from ..tree.tree import prefer_compiled
 from ..tree.compiled import predict_leaves
 from ._params import Interval, InvalidParameterError, StrOptions, validate_params
 
 __all__ = ["Interval", "InvalidParameterError", "StrOptions", "TreeClassifierBase",
-           "TreeEstimatorBase", "TreeRegressorBase"]
+           "TreeEstimatorBase", "TreeRegressorBase", "available_memory", "memory_limit_bytes"]
+
+#: Share of the memory available at fit time that ``memory_limit=None`` lets one search use.
+MEMORY_SHARE = 0.5
+#: Bytes taken as available where the platform does not say (4 GiB).
+FALLBACK_MEMORY = 4 * 2**30
+
+
+def _read_int(path: str) -> int | None:
+    """The first integer in a small system file, or None (absent, unreadable, ``max``)."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def available_memory() -> float:
+    """Bytes of memory this process could take now: on Linux ``MemAvailable`` of
+    ``/proc/meminfo`` (free memory plus what the kernel can reclaim), lowered to the headroom
+    of the process's cgroup (a container's memory limit less its usage) where one is set;
+    elsewhere ``os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")``; else
+    :data:`FALLBACK_MEMORY`."""
+    found = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found = float(line.split()[1]) * 1024  # kB
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if found is None:
+        try:
+            found = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, ValueError, OSError):
+            found = None
+    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit, usage = _read_int(limit_path), _read_int(usage_path)
+        if limit is not None and usage is not None and limit < 2**60:
+            headroom = float(max(limit - usage, 0))
+            found = headroom if found is None else min(found, headroom)
+            break
+    return FALLBACK_MEMORY if found is None or found <= 0 else found
+
+
+def memory_limit_bytes(memory_limit: float | None) -> float:
+    """An estimator's ``memory_limit`` (MiB) in bytes; None: :data:`MEMORY_SHARE` of
+    :func:`available_memory` at the time of the call (the start of a fit)."""
+    if memory_limit is None:
+        return MEMORY_SHARE * available_memory()
+    return float(memory_limit) * 2**20
 
 
 def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None = None) -> None:
@@ -67,10 +121,18 @@ class TreeEstimatorBase(BaseEstimator):
     may then hold NaN (``None``/``pandas.NA`` too) in fit and predict; the others refuse NaN
     with an error naming the column. A subclass implements :meth:`_encode_target` (the target
     as the solver takes it, and the final row weights) and :meth:`_solve`.
+
+    A subclass whose ``time_limit`` covers the whole fit sets ``_whole_fit_time_limit = True``:
+    the clock then starts when ``fit`` is entered (input checks and encoding count), ``_solve``
+    finds the deadline in ``self._deadline`` (a ``time.perf_counter()`` value, or None) and the
+    seconds left in :meth:`_time_left`, and a :class:`~exactree.data.validation.TimeLimitReached`
+    raised before any search could run makes the fit a single leaf (:meth:`_leaf_result`) with
+    ``status_ == "time_limit"``.
     """
 
     _parameter_constraints: dict = {}
     _allow_nan = False
+    _whole_fit_time_limit = False
 
     def _validate_params(self) -> None:
         """Check the constructor parameters against ``_parameter_constraints`` (see
@@ -121,7 +183,10 @@ class TreeEstimatorBase(BaseEstimator):
 
     def _fit(self, X: Any, y: Any, sample_weight: Any, solve) -> TreeEstimatorBase:
         """Validate and encode the input, run ``solve`` on it and store its result."""
+        entered = time.perf_counter()
         self._validate_params()
+        limit = getattr(self, "time_limit", None) if self._whole_fit_time_limit else None
+        deadline = None if limit is None else entered + float(limit)
         X = self._check_X(X, reset=True)
         if y is not None:
             check_consistent_length(X, y)
@@ -137,10 +202,13 @@ class TreeEstimatorBase(BaseEstimator):
         self._rows_kept = keep  # for solvers that map row indices given to fit (dyadic cv)
         # Live lines (verbose) and Ctrl-C, for the searches that report (see exactree.progress).
         progress = self._progress = Progress(int(getattr(self, "verbose", 0)), type(self).__name__)
+        self._deadline = deadline
         try:
             result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
+        except TimeLimitReached:  # the data layer's deadline, before any search could run
+            result = self._leaf_result(y_index[keep], w[keep], self.encoder_.columns_)
         finally:
-            del self._rows_kept, self._progress
+            del self._rows_kept, self._progress, self._deadline
         if progress.interrupted and result.status not in (OPTIMAL, OPTIMAL_ON_BINARIZED,
                                                            OPTIMAL_ON_RULES):
             result.status = INTERRUPTED
@@ -148,6 +216,17 @@ class TreeEstimatorBase(BaseEstimator):
         progress.finish(result.status, result.objective, result.lower_bound, result.stats)
         self._store(result)
         return self
+
+    def _time_left(self) -> float | None:
+        """Seconds left of this fit's ``time_limit`` (at most 0 once it ran out), or None
+        without one (see ``_whole_fit_time_limit``)."""
+        deadline = getattr(self, "_deadline", None)
+        return None if deadline is None else deadline - time.perf_counter()
+
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """The fit when ``time_limit`` ran out before any search: a single leaf (see
+        :class:`TreeClassifierBase` and :class:`TreeRegressorBase`), lower bound 0."""
+        raise NotImplementedError
 
     def _name_tree(self, tree: Any) -> None:
         """Put the target's names on a solver's tree (classifiers: the class names)."""
@@ -222,6 +301,13 @@ class TreeClassifierBase(ClassifierMixin, TreeEstimatorBase):
         w = check_sample_weight(sample_weight, len(y_index))
         return y_index, self._class_weighted(w, y_index)
 
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """A leaf predicting the class of most weight; objective: the weight of the others."""
+        counts = np.bincount(y, weights=w, minlength=len(self.classes_))
+        builder = TreeBuilder(len(columns), len(self.classes_))
+        tree = builder.build(builder.leaf(counts, int(np.argmax(counts))), check=False)
+        return SolveResult(tree, float(counts.sum() - counts.max()), 0.0, TIME_LIMIT)
+
     def _name_tree(self, tree: Any) -> None:
         tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c
                                  for c in self.classes_)
@@ -278,6 +364,15 @@ class TreeRegressorBase(RegressorMixin, TreeEstimatorBase):
     def _encode_target(self, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
         y = check_regression_target(y)
         return y, check_sample_weight(sample_weight, len(y))
+
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """A leaf predicting the weighted mean; objective: its weighted squared error."""
+        total = float(w.sum())
+        mean = float(w @ y) / total
+        sse = float(w @ (y - mean) ** 2)
+        builder = TreeBuilder(len(columns), 1, regression=True)
+        tree = builder.build(builder.leaf([mean, total, sse], 0), check=False)
+        return SolveResult(tree, sse, 0.0, TIME_LIMIT)
 
     def predict(self, X: Any) -> np.ndarray:
         """The mean of the training targets in each row's leaf."""

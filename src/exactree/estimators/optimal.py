@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -12,16 +12,18 @@ import numpy as np
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
+from ..data.validation import TimeLimitReached
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
 from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
-from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
+from ..solvers.result import (MEMORY_LIMIT, OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT,
+                              SolveResult)
 from ..tree import Tree
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase
+from .base import TreeClassifierBase, memory_limit_bytes
 
 
 # search="auto" takes the threshold-aware search when the ordered features carry at least
@@ -48,24 +50,49 @@ def check_ordered_size(n: int, n_features: int, max_depth: int) -> None:
             "use fewer rows or a smaller max_depth")
 
 
+def search_time(left: float | None) -> float | None:
+    """The seconds a search may take of the ``left`` of a fit's ``time_limit`` (None: no
+    limit); raises :class:`~exactree.data.validation.TimeLimitReached` when none is left."""
+    if left is not None and left <= 0:
+        raise TimeLimitReached
+    return left
+
+
+def solution_status(optimal: bool, limit: str | None, exact: bool) -> str:
+    """The ``status_`` of a DP solution: proven (on the raw values when ``exact``), or why the
+    search stopped short (``DPSolution.limit``; a time-out and Ctrl-C both say "time_limit",
+    which the fit turns into "interrupted" after Ctrl-C)."""
+    if optimal:
+        return OPTIMAL if exact else OPTIMAL_ON_BINARIZED
+    return MEMORY_LIMIT if limit == MEMORY_LIMIT else TIME_LIMIT
+
+
 @dataclass
 class PathPoint:
-    """One point of the node-budget path: the optimal tree with at most ``max_nodes`` splits."""
+    """One point of the node-budget path: the best tree found with at most ``max_nodes``
+    splits; ``optimal`` when proven, else ``lower_bound`` is the proven bound on that budget's
+    optimum (a budget cut short by ``time_limit`` or ``memory_limit``)."""
 
     max_nodes: int
     n_splits: int
     objective: float  # weighted misclassifications
     tree: Tree
     optimal: bool
+    lower_bound: float = 0.0
 
 
 class OptimalTreeClassifier(TreeClassifierBase):
     """Decision tree with the least (weighted) training misclassification under depth and size
     limits, found by dynamic programming and branch-and-bound (MurTree).
 
-    Numeric columns are binarised with every distinct midpoint by default, so the tree is
-    optimal over the raw values; categorical columns (pandas ``category``/strings, or those named
-    in ``categorical_features``) give ``column == value`` tests.
+    What is proven: the tree is optimal among the binary trees whose splits are thresholds
+    ``x <= t`` on numeric columns and ``column == value`` tests on categorical columns
+    (pandas ``category``/strings, or those named in ``categorical_features``). Numeric columns
+    are binarised with every distinct midpoint by default, so no threshold on the raw values is
+    missed. A split sending a *subset* of categories one way, such as ``{a, b} | {c, d}``, is
+    not among these trees (it takes several equality tests here), so a tree using one may be
+    better within the same depth; :class:`~exactree.SparseTreeClassifier` splits categorical
+    columns multiway instead (one child per category).
 
     Missing values (NaN, ``None``, ``pandas.NA``) in numeric columns are routed natively: every
     split on a column that held missing values in fit sends them to the side the optimisation
@@ -84,9 +111,26 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Least number of training rows in every leaf.
     cost_complexity : float, default=0.0
         ``alpha`` of the objective ``misclassified weight / total weight + alpha * splits``;
-        solved exactly by optimal trees of every node budget from one shared cache.
+        solved exactly by optimal trees of every node budget from one shared cache. Under
+        ``time_limit`` each budget gets a share of the time left (what a budget does not use
+        goes to the next); one cut short does not end the path, and ``lower_bound_`` combines
+        what every budget proved.
     time_limit : float or None, default=None
-        Seconds; past it the best tree found is returned with ``status_ == "time_limit"``.
+        Seconds for the whole ``fit``, counted from the call: input checks, encoding,
+        binarisation, the search and building the tree. Past it the best tree found is
+        returned with ``status_ == "time_limit"`` and a proven ``lower_bound_``; if it runs
+        out before any search could start, the tree is a single leaf (the class of most
+        weight) with ``lower_bound_ == 0``. The wall time stays within about 10% or 0.2 s of
+        the limit, whichever is larger (once the search kernels are compiled); encoding the
+        input (``pandas``/string columns) is not interrupted.
+    memory_limit : float or None, default=None
+        MiB the search may hold (its data, workspaces and branch cache). When the branch
+        cache would outgrow it, the search stops with the best tree found,
+        ``status_ == "memory_limit"`` and a proven ``lower_bound_`` (the threshold-aware
+        search returns a shallower tree when its arrays do not fit). None: half of the memory
+        available when ``fit`` starts (Linux: ``MemAvailable`` of ``/proc/meminfo``, within
+        a cgroup's limit; elsewhere ``os.sysconf("SC_AVPHYS_PAGES")`` pages; else 4 GiB); see
+        :func:`exactree.estimators.base.available_memory`.
     thresholds : {"exact", "boundary"}, default="exact"
         Numeric threshold candidates (see :mod:`exactree.data.binarize`); "boundary" is
         smaller but can miss the optimum of trees deeper than one split.
@@ -94,8 +138,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee.
     categorical_features : list of int or str, or None
         Numeric-coded columns to treat as categories.
-    cache_limit : int, default=5_000_000
-        Most cached branches (memory bound; beyond it the search only slows down).
+    cache_limit : int or None, default=None
+        Most cached branches (beyond it the search caches no more and only slows down);
+        None: no cap on the count, ``memory_limit`` bounds the cache's bytes.
     techniques : dict or None
         Switch search techniques on or off for ablation, e.g. ``{"similarity": False}``; names
         in :data:`exactree.solvers.dp.solver.TECHNIQUES`, all on by default except
@@ -138,11 +183,13 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Weighted misclassifications (``cost_complexity == 0``) or the penalised objective.
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
-        "optimal", "time_limit" or "optimal_on_binarized" (capped/boundary thresholds).
+        "optimal", "time_limit", "memory_limit", "interrupted" (Ctrl-C) or
+        "optimal_on_binarized" (capped/boundary thresholds).
     path_ : list of PathPoint
         After :meth:`fit_path`, the optimal tree of every node budget.
-    search_ : str
-        The search that ran, "ordered" or "binary".
+    search_ : str or None
+        The search that ran, "ordered" or "binary"; None when ``time_limit`` ran out before
+        any search.
     parallel_ : ParallelReport or None
         With ``n_jobs`` workers: the tasks of the (last) parallel solve and their timings.
     """
@@ -154,10 +201,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
         "thresholds": [StrOptions({"exact", "boundary"})],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "categorical_features": ["array-like", None],
-        "cache_limit": [Interval(Integral, 1, None, closed="left")],
+        "cache_limit": [Interval(Integral, 1, None, closed="left"), None],
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
@@ -165,18 +213,22 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
+    _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
+
     def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
                  min_samples_leaf: int = 1, cost_complexity: float = 0.0,
-                 time_limit: float | None = None, thresholds: str = "exact",
-                 max_thresholds: int | None = None, categorical_features: Any = None,
-                 cache_limit: int = 5_000_000, techniques: dict | None = None,
-                 search: str = "auto", class_weight: dict | str | None = None,
-                 n_jobs: int | None = None, verbose: int = 0) -> None:
+                 time_limit: float | None = None, memory_limit: float | None = None,
+                 thresholds: str = "exact", max_thresholds: int | None = None,
+                 categorical_features: Any = None, cache_limit: int | None = None,
+                 techniques: dict | None = None, search: str = "auto",
+                 class_weight: dict | str | None = None, n_jobs: int | None = None,
+                 verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
         self.cost_complexity = cost_complexity
         self.time_limit = time_limit
+        self.memory_limit = memory_limit
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
         self.categorical_features = categorical_features
@@ -191,7 +243,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
     def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
                   keep_ranks: bool = False) -> None:
         self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(
-            X, y, columns, w, keep_ranks=keep_ranks)
+            X, y, columns, w, keep_ranks=keep_ranks, deadline=self._deadline)
         self.n_binary_features_ = self.binarizer_.n_features_out
 
     def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -203,9 +255,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
     def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
         self.search_ = "binary"
         check_problem_size(len(X), self.n_binary_features_, len(self.classes_))
-        return DPSolver(self.binarizer_.transform(X), y, len(self.classes_), sample_weight=w,
-                        max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                        cache_limit=self.cache_limit,
+        return DPSolver(self.binarizer_.transform(X, deadline=self._deadline), y,
+                        len(self.classes_), sample_weight=w, max_depth=self.max_depth,
+                        min_samples_leaf=self.min_samples_leaf, cache_limit=self.cache_limit,
+                        memory_limit=memory_limit_bytes(self.memory_limit),
                         techniques=self._techniques(BINARY_TECHNIQUES))
 
     def _techniques(self, known: tuple[str, ...]) -> dict[str, bool]:
@@ -239,9 +292,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
             return None
         per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
         auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
-        if auto and mean_splits_bound(self.binarizer_, X) < per_feature:
+        if auto and mean_splits_bound(self.binarizer_, X, self._deadline) < per_feature:
             return None  # few thresholds per feature: MurTree's pair counting is faster
-        features = ordered_features(self.binarizer_, X)
+        features = ordered_features(self.binarizer_, X, self._deadline)
         if auto and features.n_splits < per_feature * features.n_features:
             return None
         check_ordered_size(len(X), features.n_features, self.max_depth)
@@ -257,12 +310,24 @@ class OptimalTreeClassifier(TreeClassifierBase):
     def _tree(self, solution: DPSolution) -> Tree:
         return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_))
 
-    def _status(self, proven: bool) -> str:
-        if not proven:
-            return TIME_LIMIT
-        return OPTIMAL if self.binarizer_.exact_ else OPTIMAL_ON_BINARIZED
+    def _status(self, proven: bool, limit: str | None = None) -> str:
+        return solution_status(proven, limit, self.binarizer_.exact_)
+
+    def _result(self, sol: DPSolution) -> SolveResult:
+        return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
+                           self._status(sol.optimal, sol.limit), stats=sol.stats)
+
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """The majority leaf (``time_limit`` ran out before any search), its objective
+        penalised as the fit's (a leaf has no split to pay for)."""
+        self.search_ = None
+        result = super()._leaf_result(y, w, columns)
+        if self.cost_complexity > 0:
+            result.objective = result.upper_bound = result.objective / float(w.sum())
+        return result
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
+        self.search_ = None
         self._binarize(X, y, sample_weight, columns, keep_ranks=self.search != "binary")
         features = self._ordered_features(X)
         if features is not None:
@@ -270,75 +335,219 @@ class OptimalTreeClassifier(TreeClassifierBase):
             solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf,
+                                   memory_limit=memory_limit_bytes(self.memory_limit),
                                    techniques=self._techniques(ORDERED_TECHNIQUES))
-            sol = self._run(solver, time_limit=self.time_limit)
-            return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
-                               self._status(sol.optimal), stats=sol.stats)
+            return self._result(self._run(solver, time_limit=search_time(self._time_left())))
         solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
-            sol = self._run(solver, max_nodes=self.max_nodes, time_limit=self.time_limit)
-            return SolveResult(self._tree(sol), sol.cost, sol.lower_bound,
-                               self._status(sol.optimal), stats=sol.stats)
+            return self._result(self._run(solver, max_nodes=self.max_nodes,
+                                          time_limit=search_time(self._time_left())))
         return self._solve_penalised(solver, float(sample_weight.sum()))
 
+    def _budgets(self, solver: DPSolver) -> int:
+        """The largest node budget of a path or penalised fit."""
+        return solver.max_budget if self.max_nodes is None else min(self.max_nodes,
+                                                                    solver.max_budget)
+
+    def _share(self, budgets_left: int) -> float | None:
+        """Seconds for the next of ``budgets_left`` budgets: an equal share of the time left
+        (what a quick budget does not use goes to the ones after it); None without a
+        ``time_limit``. Raises TimeLimitReached when no time is left."""
+        left = search_time(self._time_left())
+        return None if left is None else left / max(budgets_left, 1)
+
     def _solve_penalised(self, solver: DPSolver, total: float) -> SolveResult:
-        """Min ``cost / total + alpha * splits`` by solving growing node budgets (section 4.9.3):
-        a tree first found at budget b has b splits, so budgets stop once ``alpha * b`` reaches
-        the best objective."""
+        """Min ``cost / total + alpha * splits`` over trees of every node budget from one shared
+        cache (section 4.9.3): growing budgets ``b``, each searched only for trees that would
+        beat the best objective (cost below ``(best - alpha * b) * total``, and below the
+        cheapest tree already found with at most ``b`` splits), until ``alpha * b`` reaches the
+        best objective.
+
+        Under ``time_limit`` every budget gets an equal share of the time left (a quick one
+        hands the rest on), a budget cut short does not end the path, and time left over at
+        the end goes back to the budgets not yet settled, smallest first, round after round.
+
+        The lower bound. Let ``c_b`` be the least cost of a tree with at most ``b`` splits
+        (non-increasing in ``b``). A tree with ``s`` splits has objective at least
+        ``c_s / total + alpha * s``, so the optimum is the least of those. A search of budget
+        ``b`` with ``upper_bound=u`` looks only at trees cheaper than ``u`` and proves:
+
+        * an optimal answer (cost below ``u``): ``c_b`` is its cost;
+        * None: no tree with at most ``b`` splits costs less than ``u``: ``c_b >= u``;
+        * an answer cut short with bound ``lb`` (which bounds the trees cheaper than ``u``):
+          ``c_b >= min(lb, u)``, since either ``c_b < u`` and then ``c_b >= lb``, or not.
+
+        Since ``c_s >= c_b`` for ``b >= s``, ``L_s``, the largest of those bounds over budgets
+        ``b >= s`` (0 where none was searched), bounds ``c_s``; ``min_s (L_s / total + alpha *
+        s)``, capped at the best objective, is a proven lower bound on the optimum. A budget
+        needs no search once ``u <= 0``: then ``alpha * s`` reached the best objective, or a
+        tree of cost 0 with at most ``s`` splits is known; either way its term is at least
+        the best objective.
+        """
         alpha = self.cost_complexity
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
-        max_budget = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
-                                                                           solver.max_budget)
-        best, best_obj, lower, proven = None, np.inf, None, True
+        max_budget = self._budgets(solver)
+        splits = np.arange(max_budget + 1)
+        bound = np.zeros(max_budget + 1)  # proven lower bounds on c_b (see above)
+        cheapest = np.full(max_budget + 1, np.inf)  # least cost found with at most b splits
+        cut: dict[int, str] = {}  # budgets whose last search was cut short: why
+        best, best_obj = None, np.inf
         solver.track_best = False  # the kernel's costs are not this objective
-        prev_cost = np.inf
-        for b in range(max_budget + 1):
-            if alpha * b >= best_obj:
-                break
-            left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-            sol = self._run(solver, max_nodes=b, upper_bound=prev_cost, time_limit=left)
-            if sol is None:  # nothing cheaper with b splits than with fewer
-                continue
+        tolerance = 2 * solver.tolerance / total  # objectives this close are equal
+
+        def ceiling(b: int) -> float:
+            """The upper bound for budget b: only trees that beat the best objective. Costs
+            that are multiples of a common weight (``solver.unit``) are sought below the next
+            such multiple, the same trees: the kernel, which ranks a tree by its cost plus a
+            fraction of a unit per split, then keeps every tree cheaper than the bound."""
+            u = min(cheapest[b], (best_obj - alpha * b) * total)
+            if solver.unit and 0 < u < np.inf:
+                u = math.ceil(u / solver.scale) * solver.scale
+            return u
+
+        def search(b: int, share: float | None) -> None:
+            nonlocal best, best_obj
+            u = ceiling(b)
+            sol = self._run(solver, max_nodes=b, upper_bound=u, time_limit=share)
+            # Fractional weights: the kernel may pass over trees within its tolerance of u.
+            u = u if solver.unit else u - solver.tolerance
+            if sol is None:
+                bound[b] = max(bound[b], u)
+                cut.pop(b, None)
+                return
+            if sol.optimal:
+                bound[b] = max(bound[b], min(sol.cost, u))
+                cut.pop(b, None)
+            else:
+                bound[b] = max(bound[b], min(sol.lower_bound, u))
+                cut[b] = sol.limit or TIME_LIMIT
+            cheapest[sol.tree.n_splits:] = np.minimum(cheapest[sol.tree.n_splits:], sol.cost)
             obj = sol.cost / total + alpha * sol.tree.n_splits
             if obj < best_obj:
                 best, best_obj = sol, obj
                 self._progress.update(best=best_obj)
-            prev_cost = min(prev_cost, sol.cost)
-            if not sol.optimal:
-                proven = False
-                lower = min(best_obj, sol.lower_bound / total + alpha * b, alpha * (b + 1))
+
+        def terms() -> np.ndarray:
+            floor = np.maximum.accumulate(bound[::-1])[::-1]  # L_s: the bounds of b >= s
+            return floor / total + alpha * splits
+
+        for b in range(max_budget + 1):  # first round: every budget in turn
+            if alpha * b >= best_obj or self._progress.interrupted:
                 break
-            if sol.cost == 0:
+            if ceiling(b) <= 0:
+                continue
+            last = max_budget if best_obj == np.inf else min(
+                max_budget, math.ceil(best_obj / alpha) - 1)  # the last budget worth a search
+            try:
+                share = self._share(last - b + 1)
+            except TimeLimitReached:
+                if best is None:
+                    raise  # nothing searched yet: the fit is a leaf
                 break
-        lower = best_obj if proven else lower
-        return SolveResult(self._tree(best), best_obj, lower, self._status(proven),
+            search(b, share)
+        while not self._progress.interrupted:  # time left: the budgets not settled, again
+            todo = [b for b in np.flatnonzero(terms() < best_obj - tolerance).tolist()
+                    if cut.get(b) != MEMORY_LIMIT and ceiling(b) > 0]
+            before = (bound.copy(), best_obj)
+            for i, b in enumerate(todo):
+                if terms()[b] >= best_obj - tolerance or ceiling(b) <= 0:
+                    continue  # settled by a larger budget's bound or a better tree
+                try:
+                    share = self._share(len(todo) - i)
+                except TimeLimitReached:
+                    break
+                search(b, share)
+                if self._progress.interrupted:
+                    break
+            if not todo or (np.array_equal(before[0], bound) and before[1] == best_obj):
+                break  # settled, out of time, or no progress
+        if best is None:  # Ctrl-C before the first search
+            raise TimeLimitReached
+        if (terms() < best_obj - tolerance).any():
+            # Rows identical in every feature share a leaf, whatever the budget.
+            bound[:] = np.maximum(bound, solver.equivalent_points_bound())
+        lower = min(best_obj, float(terms().min()))
+        proven = best_obj - lower <= tolerance
+        unsettled = terms() < best_obj - tolerance
+        if proven:
+            status, lower = self._status(True), best_obj
+        elif any(cut.get(b) == MEMORY_LIMIT for b in np.flatnonzero(unsettled).tolist()):
+            status = MEMORY_LIMIT
+        else:
+            status = TIME_LIMIT
+        return SolveResult(self._tree(best), best_obj, lower, status,
                            stats=dict(best.stats, cache_entries=solver.cache.n_entries))
 
     def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[PathPoint]:
         """Fit the optimal tree of every node budget ``0..max_nodes`` from one shared cache.
 
         The estimator ends fitted with the largest budget's tree; the path is returned and kept
-        in ``path_``. ``cost_complexity`` and ``time_limit`` do not apply here.
+        in ``path_``. ``cost_complexity`` does not apply here. ``time_limit`` covers the whole
+        path: each budget gets a share of the time left; one cut short is kept with
+        ``optimal=False`` and its proven ``lower_bound``, and the path goes on (budgets the
+        time did not reach are left out of it).
         """
         self._fit(X, y, sample_weight, self._solve_path)
         return self.path_
 
     def _solve_path(self, X, y, sample_weight, columns) -> SolveResult:
-        solver = self._prepare(X, y, sample_weight, columns)
-        max_budget = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
-                                                                           solver.max_budget)
+        self.search_ = None
+        try:
+            solver = self._prepare(X, y, sample_weight, columns)
+        except TimeLimitReached:  # the majority leaf: optimal for budget 0, the only one
+            result = TreeClassifierBase._leaf_result(self, y, sample_weight, columns)
+            self.path_ = [PathPoint(0, 0, result.objective, result.tree, True,
+                                    result.objective)]
+            return result
+        max_budget = self._budgets(solver)
         path: list[PathPoint] = []
-        prev = None
+        limits: set[str] = set()
+        stats: dict = {}
         solver.track_best = False  # one budget after another: no single best to report
         for b in range(max_budget + 1):
-            sol = self._run(solver, max_nodes=b,
-                            upper_bound=np.inf if prev is None else prev.cost)
-            sol = prev if sol is None else sol
-            path.append(PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), sol.optimal))
-            prev = sol
-            if not sol.optimal:  # interrupted (Ctrl-C): the budgets so far
+            try:
+                share = self._share(max_budget - b + 1)
+            except TimeLimitReached:
+                if not path:
+                    raise
+                limits.add(TIME_LIMIT)
                 break
+            ub = path[-1].objective if path else np.inf
+            sol = self._run(solver, max_nodes=b, upper_bound=ub, time_limit=share)
+            if sol is None:
+                # No tree with at most b splits costs less than the previous point's, which
+                # has fewer splits: that tree is optimal here, whether proven before or not.
+                prev = path[-1]
+                point = PathPoint(b, prev.n_splits, prev.objective, prev.tree, True,
+                                  prev.objective)
+            elif sol.optimal or sol.cost < ub:
+                point = PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), sol.optimal,
+                                  sol.cost if sol.optimal else min(sol.lower_bound, ub))
+            else:  # cut short without beating the previous point's tree: keep that tree
+                prev = path[-1]
+                point = PathPoint(b, prev.n_splits, prev.objective, prev.tree, False,
+                                  min(sol.lower_bound, ub))
+            if sol is not None:
+                stats = sol.stats
+                if not sol.optimal:
+                    limits.add(sol.limit or TIME_LIMIT)
+            path.append(point)
+            if self._progress.interrupted:  # Ctrl-C: the budgets so far
+                limits.add(TIME_LIMIT)
+                break
+        # A budget's optimum is at least any larger budget's (see _solve_penalised).
+        tolerance = solver.tolerance
+        for i in range(len(path) - 2, -1, -1):
+            point = path[i]
+            point.lower_bound = max(point.lower_bound, path[i + 1].lower_bound)
+            if not point.optimal and point.objective - point.lower_bound <= tolerance:
+                point.optimal, point.lower_bound = True, point.objective
         self.path_ = path
-        proven = all(p.optimal for p in path)
-        return SolveResult(path[-1].tree, prev.cost, prev.cost if proven else prev.lower_bound,
-                           self._status(proven), stats=prev.stats)
+        last = path[-1]
+        if len(path) == max_budget + 1:
+            proven, lower = last.optimal, last.lower_bound
+        else:  # the largest budget was not reached: only rows identical in every feature
+            proven, lower = False, min(solver.equivalent_points_bound(), last.objective)
+        status = self._status(True) if proven else (
+            MEMORY_LIMIT if MEMORY_LIMIT in limits else TIME_LIMIT)
+        return SolveResult(last.tree, last.objective, last.objective if proven else lower,
+                           status, stats=stats)

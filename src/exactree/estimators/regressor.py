@@ -14,10 +14,10 @@ from ..data.ordered import ordered_features
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.dp.parallel import solve_dp
-from ..solvers.result import OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT, SolveResult
+from ..solvers.result import SolveResult
 from ._params import Interval
-from .base import TreeRegressorBase
-from .optimal import check_ordered_size
+from .base import TreeRegressorBase, memory_limit_bytes
+from .optimal import check_ordered_size, search_time, solution_status
 
 
 class OptimalTreeRegressor(TreeRegressorBase):
@@ -26,9 +26,12 @@ class OptimalTreeRegressor(TreeRegressorBase):
     the threshold-aware dynamic programme over ordered features (the search behind
     ``OptimalTreeClassifier(search="ordered")``, with squared-error statistics).
 
-    Numeric columns split at every midpoint between distinct values, so the tree is optimal
-    over the raw values; categorical columns (pandas ``category``/strings, or those named in
-    ``categorical_features``) give ``column == value`` tests. Missing values (NaN, ``None``,
+    What is proven: the tree is optimal among the binary trees whose splits are thresholds
+    ``x <= t`` on numeric columns (every midpoint between distinct values, so no threshold on
+    the raw values is missed) and ``column == value`` tests on categorical columns (pandas
+    ``category``/strings, or those named in ``categorical_features``). A split sending a
+    *subset* of categories one way, such as ``{a, b} | {c, d}``, is not among them, so a tree
+    using one may be better within the same depth. Missing values (NaN, ``None``,
     ``pandas.NA``) in numeric columns are routed as in :class:`OptimalTreeClassifier`: every
     split on a column that held missing values in fit sends them to the side the
     optimisation chose.
@@ -40,9 +43,17 @@ class OptimalTreeRegressor(TreeRegressorBase):
     min_samples_leaf : int, default=1
         Least number of training rows in every leaf.
     time_limit : float or None, default=None
-        Seconds; past it the best tree found is returned with ``status_ == "time_limit"``
-        and a proven ``lower_bound_`` (rows equal in every feature share a leaf, so each such
-        group costs at least its own squared error).
+        Seconds for the whole ``fit``, counted from the call (input checks, encoding, the
+        ordered features, the search, building the tree), as for
+        :class:`OptimalTreeClassifier`. Past it the best tree found is returned with
+        ``status_ == "time_limit"`` and a proven ``lower_bound_`` (rows equal in every feature
+        share a leaf, so each such group costs at least its own squared error); if it runs out
+        before the search could start, the tree is a single leaf predicting the weighted mean,
+        with ``lower_bound_ == 0``.
+    memory_limit : float or None, default=None
+        MiB the search may hold; when its arrays would not fit it returns a shallower tree
+        with ``status_ == "memory_limit"`` and a proven ``lower_bound_``. None: half of the
+        memory available when ``fit`` starts, as for :class:`OptimalTreeClassifier`.
     max_thresholds : int or None, default=None
         Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee
         over the raw values (``status_ == "optimal_on_binarized"``).
@@ -67,7 +78,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         The training sum of squared errors (weighted).
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
-        "optimal", "time_limit", "interrupted" or "optimal_on_binarized".
+        "optimal", "time_limit", "memory_limit", "interrupted" or "optimal_on_binarized".
     parallel_ : ParallelReport or None
         With ``n_jobs`` workers: the tasks of the parallel solve and their timings.
     """
@@ -77,6 +88,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         "max_depth": [Interval(Integral, 0, 16, closed="both")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "categorical_features": ["array-like", None],
         "techniques": [dict, None],
@@ -84,27 +96,30 @@ class OptimalTreeRegressor(TreeRegressorBase):
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
+    _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
+
     def __init__(self, *, max_depth: int = 3, min_samples_leaf: int = 1,
-                 time_limit: float | None = None, max_thresholds: int | None = None,
-                 categorical_features: Any = None, techniques: dict | None = None,
-                 n_jobs: int | None = None, verbose: int = 0) -> None:
+                 time_limit: float | None = None, memory_limit: float | None = None,
+                 max_thresholds: int | None = None, categorical_features: Any = None,
+                 techniques: dict | None = None, n_jobs: int | None = None,
+                 verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
+        self.memory_limit = memory_limit
         self.max_thresholds = max_thresholds
         self.categorical_features = categorical_features
         self.techniques = techniques
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-
-
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
         binarizer = Binarizer("exact", self.max_thresholds).fit(
-            X, np.zeros(len(X), np.int64), columns, sample_weight, keep_ranks=True)
+            X, np.zeros(len(X), np.int64), columns, sample_weight, keep_ranks=True,
+            deadline=self._deadline)
         try:
-            features = ordered_features(binarizer, X)
+            features = ordered_features(binarizer, X, self._deadline)
         finally:
             binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
         self.n_binary_features_ = binarizer.n_features_out
@@ -115,20 +130,18 @@ class OptimalTreeRegressor(TreeRegressorBase):
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                               memory_limit=memory_limit_bytes(self.memory_limit),
                                techniques=techniques, target=y)
         sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
-                                       time_limit=self.time_limit)
+                                       time_limit=search_time(self._time_left()))
         tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
         # kernel's running sums.
         leaves = tree.kind == 0
         sse = float(tree.impurity[leaves].sum())
-        if not sol.optimal:
-            status, lower = TIME_LIMIT, min(sol.lower_bound, sse)
-        else:
-            status = OPTIMAL if binarizer.exact_ else OPTIMAL_ON_BINARIZED
-            lower = sse
-        return SolveResult(tree, sse, lower, status, stats=sol.stats)
+        lower = sse if sol.optimal else min(sol.lower_bound, sse)
+        return SolveResult(tree, sse, lower, solution_status(sol.optimal, sol.limit,
+                                                             binarizer.exact_), stats=sol.stats)
 
     @property
     def feature_importances_(self) -> np.ndarray:
