@@ -29,6 +29,14 @@ class SparseTreeClassifier(TreeClassifierBase):
     split on such a column sending them to the side the optimisation chose, as in
     :class:`~exactree.OptimalTreeClassifier`.
 
+    What is proven: the tree is optimal among the trees whose splits are thresholds on numeric
+    columns and multiway splits (one child per category) on categorical columns. A split that
+    groups categories in one child, an equality test ``column == value`` or a subset split such
+    as ``{a, b} | {c, d}``, is not among them; one counts as a single split where a multiway
+    split must repeat the grouped child's subtree under every category in it, so such a tree
+    can score better. :class:`~exactree.OptimalTreeClassifier` proves the opposite family on
+    categorical columns: ``column == value`` tests, no multiway or subset splits.
+
     Parameters
     ----------
     penalty : float in [0, 1], default=0.01
