@@ -82,12 +82,14 @@ def available_memory() -> float:
     return FALLBACK_MEMORY if found is None or found <= 0 else found
 
 
-def memory_limit_bytes(memory_limit: float | None) -> float:
-    """An estimator's ``memory_limit`` (MiB) in bytes; None: :data:`MEMORY_SHARE` of
-    :func:`available_memory` at the time of the call (the start of a fit)."""
+def memory_limit_bytes(memory_limit: float | None, workers: int = 1) -> float:
+    """An estimator's ``memory_limit`` (MiB) in bytes, an equal share of it for each of
+    ``workers`` (a parallel fit's workers each hold a copy of the search); None:
+    :data:`MEMORY_SHARE` of :func:`available_memory` at the time of the call (the start of a
+    fit)."""
     if memory_limit is None:
-        return MEMORY_SHARE * available_memory()
-    return float(memory_limit) * 2**20
+        return MEMORY_SHARE * available_memory() / max(workers, 1)
+    return float(memory_limit) * 2**20 / max(workers, 1)
 
 
 def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None = None) -> None:
@@ -222,6 +224,18 @@ class TreeEstimatorBase(BaseEstimator):
         without one (see ``_whole_fit_time_limit``)."""
         deadline = getattr(self, "_deadline", None)
         return None if deadline is None else deadline - time.perf_counter()
+
+    def _memory_bytes(self) -> float:
+        """The bytes one search may hold under this estimator's ``memory_limit`` (MiB; None:
+        see :func:`memory_limit_bytes`): all of it, or an equal share for each of the
+        ``n_jobs`` workers of a parallel fit (depth 3 or more, see
+        :func:`~exactree.solvers.dp.parallel.solve_dp`)."""
+        workers = 1
+        if getattr(self, "max_depth", 0) >= 3 and getattr(self, "n_jobs", None) != 1:
+            from ..solvers._workers import n_workers
+
+            workers = n_workers(self.n_jobs)
+        return memory_limit_bytes(getattr(self, "memory_limit", None), workers)
 
     def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
         """The fit when ``time_limit`` ran out before any search: a single leaf (see

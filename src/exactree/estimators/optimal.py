@@ -130,7 +130,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         search returns a shallower tree when its arrays do not fit). None: half of the memory
         available when ``fit`` starts (Linux: ``MemAvailable`` of ``/proc/meminfo``, within
         a cgroup's limit; elsewhere ``os.sysconf("SC_AVPHYS_PAGES")`` pages; else 4 GiB); see
-        :func:`exactree.estimators.base.available_memory`.
+        :func:`exactree.estimators.base.available_memory`. A parallel fit (``n_jobs``) gives
+        each worker an equal share.
     thresholds : {"exact", "boundary"}, default="exact"
         Numeric threshold candidates (see :mod:`exactree.data.binarize`); "boundary" is
         smaller but can miss the optimum of trees deeper than one split.
@@ -258,7 +259,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return DPSolver(self.binarizer_.transform(X, deadline=self._deadline), y,
                         len(self.classes_), sample_weight=w, max_depth=self.max_depth,
                         min_samples_leaf=self.min_samples_leaf, cache_limit=self.cache_limit,
-                        memory_limit=memory_limit_bytes(self.memory_limit),
+                        memory_limit=self._memory_bytes(),
                         techniques=self._techniques(BINARY_TECHNIQUES))
 
     def _techniques(self, known: tuple[str, ...]) -> dict[str, bool]:
@@ -335,7 +336,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
             solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf,
-                                   memory_limit=memory_limit_bytes(self.memory_limit),
+                                   memory_limit=self._memory_bytes(),
                                    techniques=self._techniques(ORDERED_TECHNIQUES))
             return self._result(self._run(solver, time_limit=search_time(self._time_left())))
         solver = self._binary_solver(X, y, sample_weight)

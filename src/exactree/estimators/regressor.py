@@ -53,7 +53,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
     memory_limit : float or None, default=None
         MiB the search may hold; when its arrays would not fit it returns a shallower tree
         with ``status_ == "memory_limit"`` and a proven ``lower_bound_``. None: half of the
-        memory available when ``fit`` starts, as for :class:`OptimalTreeClassifier`.
+        memory available when ``fit`` starts, as for :class:`OptimalTreeClassifier` (each
+        of ``n_jobs`` workers gets an equal share).
     max_thresholds : int or None, default=None
         Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee
         over the raw values (``status_ == "optimal_on_binarized"``).
@@ -130,7 +131,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                               memory_limit=memory_limit_bytes(self.memory_limit),
+                               memory_limit=self._memory_bytes(),
                                techniques=techniques, target=y)
         sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
                                        time_limit=search_time(self._time_left()))
