@@ -984,8 +984,8 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
-    the squared range of the node's targets (see the module docstring). Nothing with a split
-    costs less than ``penalty``."""
+    the squared range of the node's targets (see the module docstring). A tree the sweep has
+    not seen has two splits or more, so it costs ``2 * penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = d
@@ -1014,8 +1014,8 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     fr_fi[L] = -1
     fr_qn[L] = 0
     fr_phase[L] = SELECT
-    if fr_ub[L] <= penalty:
-        fr_fi[L] = rows.shape[1]  # no split can beat a perfect (or zero-bound) incumbent
+    if fr_ub[L] <= 2.0 * penalty:
+        fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
 
 
 @njit(cache=True)
@@ -1031,7 +1031,7 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
     while True:
         if fr_qn[L] == 0:
             fr_fi[L] += 1
-            if fr_fi[L] >= F or fr_ub[L] <= penalty:
+            if fr_fi[L] >= F or fr_ub[L] <= 2.0 * penalty:  # see _init_frame
                 return -1
             f = fr_order[L, fr_fi[L]]
             fr_f[L] = f

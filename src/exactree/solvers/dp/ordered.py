@@ -31,9 +31,10 @@ from ._ordered import (ALL_BUCKETS, CLOCK_WORK, DONE, INF, STAT_NAMES, TECHNIQUE
                        USE_MINIMAL_SIZE, root_order, search)
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
 
-# Share of a time limit the deep search may use when the optimal depth-2 tree is the fallback
-# (it gets the rest, which it rarely needs).
-DEEP_SHARE = 0.9
+# Time a time-limited deep search leaves for the optimal depth-2 tree, its fallback: this share
+# of the limit, at most FALLBACK_MAX seconds (a depth-2 solve usually takes milliseconds).
+FALLBACK_SHARE = 0.1
+FALLBACK_MAX = 1.0
 
 
 class OrderedSolver:
@@ -153,8 +154,8 @@ class OrderedSolver:
         With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found
         so far is returned with ``optimal=False``, ``limit="time_limit"`` and a proven lower
         bound; the solve returns by the time limit (give or take a look at the clock: at most
-        ``clock_work`` rows x features). A depth of 3 or more keeps a tenth of the time for the
-        optimal depth-2 tree, returned when it beats the deep search's best. When the search
+        ``clock_work`` rows x features). A depth of 3 or more keeps a tenth of the time (at most
+        a second) for the optimal depth-2 tree, returned when it beats the deep search's best. When the search
         would need more than ``memory_limit`` bytes (see :meth:`memory_need`), the optimal tree
         of the largest depth within it (a leaf at worst) is returned with ``optimal=False``,
         ``limit="memory_limit"`` and the equivalent-points bound. Not optimal, a tree is
@@ -175,7 +176,7 @@ class OrderedSolver:
         fallback = self.max_depth > 2 and roots is None
         deep_deadline = deadline
         if fallback and time_limit is not None:
-            deep_deadline = start + DEEP_SHARE * float(time_limit)
+            deep_deadline = deadline - min(FALLBACK_SHARE * float(time_limit), FALLBACK_MAX)
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress, roots,
                                                board)
         if cost == INF and outcome == DONE:
