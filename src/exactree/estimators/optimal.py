@@ -35,19 +35,8 @@ from .base import TreeClassifierBase, memory_limit_bytes
 ORDERED_MIN_SPLITS = 32
 ORDERED_SMALL_ROWS = 500
 ORDERED_MIN_BINARY = 1000
-# Refuse ordered problems whose per-level sorted rows alone would need more memory than this.
-MAX_ORDERED_BYTES = 4 * 2**30
-
-
-def check_ordered_size(n: int, n_features: int, max_depth: int) -> None:
-    """Raise a clear error when the ordered search's sorted rows (three int32 arrays of
-    ``rows x features`` per level) would not fit in :data:`MAX_ORDERED_BYTES`."""
-    need = 12 * n * n_features * max(max_depth - 1, 1)
-    if need > MAX_ORDERED_BYTES:
-        raise ValueError(
-            f"{n} rows x {n_features} features at depth {max_depth} need about "
-            f"{need / 2**30:.1f} GiB for the search (limit {MAX_ORDERED_BYTES / 2**30:.0f} GiB); "
-            "use fewer rows or a smaller max_depth")
+# The ordered search's memory (its sorted rows per level) is held to memory_limit by the
+# solver itself (OrderedSolver.memory_need: a shallower tree, status "memory_limit").
 
 
 def search_time(left: float | None) -> float | None:
@@ -298,7 +287,6 @@ class OptimalTreeClassifier(TreeClassifierBase):
         features = ordered_features(self.binarizer_, X, self._deadline)
         if auto and features.n_splits < per_feature * features.n_features:
             return None
-        check_ordered_size(len(X), features.n_features, self.max_depth)
         return features
 
     def _run(self, solver: DPSolver | OrderedSolver, **solve_args: Any) -> DPSolution | None:

@@ -17,7 +17,7 @@ from ..solvers.dp.parallel import solve_dp
 from ..solvers.result import SolveResult
 from ._params import Interval
 from .base import TreeRegressorBase, memory_limit_bytes
-from .optimal import check_ordered_size, search_time, solution_status
+from .optimal import search_time, solution_status
 
 
 class OptimalTreeRegressor(TreeRegressorBase):
@@ -124,7 +124,6 @@ class OptimalTreeRegressor(TreeRegressorBase):
         finally:
             binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
         self.n_binary_features_ = binarizer.n_features_out
-        check_ordered_size(len(X), features.n_features, self.max_depth)
         techniques = dict(self.techniques or {})
         unknown = [name for name in techniques if name not in TECHNIQUES]
         if unknown:
