@@ -296,16 +296,17 @@ def run_one(s: Solver, p: Problem, limit: float, done: dict) -> Run:
 
 
 def best_known(p: Problem, solvers: list[Solver]) -> tuple[float | None, bool]:
-    """(optimum, proven): the known optimum, or the best objective seen in this run."""
+    """(optimum, proven): the known optimum, or the best objective seen in this run, proven when
+    some solver's proven lower bound reaches it (or it is 0)."""
     if p.optimum is not None:
         return p.optimum, True
-    seen = [r.objective for s in solvers for (_, key), r in s.runs.items()
+    runs = [r for s in solvers for (_, key), r in s.runs.items()
             if key == p.key and r.objective is not None]
-    proven = [r.objective for s in solvers for (_, key), r in s.runs.items()
-              if key == p.key and r.optimal]
-    if proven:
-        return min(proven), True
-    return (min(seen), False) if seen else (None, False)
+    if not runs:
+        return None, False
+    best = min(r.objective for r in runs)
+    bound = max((r.lower_bound for r in runs if r.lower_bound is not None), default=0.0)
+    return best, best <= max(bound, 0.0) + 1e-9
 
 
 # --- reporting ----------------------------------------------------------------------------------
@@ -338,6 +339,9 @@ def flags(p: Problem, opt: float | None, proven: bool, s: Solver, r: Run) -> lis
     out = []
     if r.note:
         out.append(f"{s.name}: {r.note}")
+    if r.gap == 0.0 and not r.optimal and not r.carried:
+        out.append(f"{s.name}: objective = its lower bound but status {r.status!r}, "
+                   f"{r.wall:.2f} s (did not stop when proven)")
     if opt is not None and proven and r.objective is not None and r.objective < opt - 1e-9:
         out.append(f"{s.name}: objective {r.objective:g} below the optimum {opt:g}!")
     if opt is not None and proven and r.lower_bound is not None and r.lower_bound > opt + 1e-9:
@@ -349,7 +353,8 @@ def table(limit: float, probs: list[Problem], solvers: list[Solver]) -> None:
     print(f"\n== time_limit {limit:g} s "
           f"(cell: objective, proven lower bound, gap, wall; * proven optimal, "
           f"c carried from a shorter limit; opt <= : best known, not proven)")
-    head = f"{'dataset':26s} {'d':>1s} {'opt':>7s} | "
+    width = max([7] + [len(p.name) for p in probs])
+    head = f"{'dataset':{width}s} {'d':>1s} {'opt':>7s} | "
     print(head + " | ".join(s.name.center(CELL) for s in solvers))
     print(" " * len(head) + " | ".join(
         f"{'obj':>6s} {'lb':>6s} {'gap':>5s} {'wall':>7s} " for _ in solvers))
@@ -358,7 +363,7 @@ def table(limit: float, probs: list[Problem], solvers: list[Solver]) -> None:
         opt, proven = best_known(p, solvers)
         o = "-" if opt is None else ("" if proven else "<=") + fmt_num(opt, 1).strip()
         row = [cell(s.runs.get((limit, p.key))) for s in solvers]
-        print(f"{p.name:26s} {p.depth:1d} {o:>7s} | " + " | ".join(row))
+        print(f"{p.name:{width}s} {p.depth:1d} {o:>7s} | " + " | ".join(row))
         for s in solvers:
             r = s.runs.get((limit, p.key))
             if r is not None:
