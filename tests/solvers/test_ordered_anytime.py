@@ -5,7 +5,7 @@ misclassification, a squared-error one here)."""
 from __future__ import annotations
 
 import time
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -56,7 +56,7 @@ def lexicographic_optimum(X, y, K, depth, w, min_leaf):
     """(least misclassified weight, fewest splits of a tree that attains it)."""
     B = raw_splits(X)
     best = optimal_cost(B, y, K, depth, None, w, min_leaf)
-    for b in range((1 << depth)):
+    for b in range(1 << depth):
         if optimal_cost(B, y, K, depth, b, w, min_leaf) <= best + 1e-7:
             return best, b
     raise AssertionError("unreachable")
@@ -75,7 +75,7 @@ def sse_optimum(X, t, depth, w, min_leaf):
         mean = (w[idx] * t[idx]).sum() / W
         return float((w[idx] * (t[idx] - mean) ** 2).sum())
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(rows: frozenset, d: int, b: int) -> float:
         idx = np.fromiter(rows, int)
         cost = leaf(idx)
@@ -132,7 +132,7 @@ def test_issue_example_has_three_splits():
     model = OptimalTreeClassifier(max_depth=3, search="ordered").fit(X, y)
     assert model.search_ == "ordered"
     assert model.objective_ == 0 and model.tree_.n_splits == 3
-    feats, B = features_of(X, y)
+    feats, _ = features_of(X, y)
     sol = OrderedSolver(feats, y, 2, max_depth=3).solve()
     assert sol.optimal and sol.cost == 0 and sol.tree.n_splits == 3 and sol.limit is None
 
@@ -251,7 +251,7 @@ def test_cut_short_bound_is_informative():
     x = np.arange(60.0)
     y = ((x // 7) % 2).astype(int) ^ (rng.random(60) < 0.1)
     X = x.reshape(-1, 1)
-    feats, B = features_of(X, y)
+    feats, _ = features_of(X, y)
     full = OrderedSolver(feats, y, 2, max_depth=3).solve()
     bounds = []
     for work in (50, 200, 1000, 3000, 10000):
@@ -265,7 +265,7 @@ def test_board_shows_bound_and_best():
     rng = np.random.default_rng(1)
     X, y, K = small_numeric(rng, 40, 40, K=2)
     X[:, 0] = np.round(rng.normal(size=40), 2)
-    feats, B = features_of(X, y)
+    feats, _ = features_of(X, y)
     full = OrderedSolver(feats, y, K, max_depth=3).solve()
     solver = OrderedSolver(feats, y, K, max_depth=3)
     solver.clock_work = 300

@@ -788,7 +788,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 best_f[0, t] = g_f[t]
                 best_b[0, t] = g_b[t]
     else:
-        lower = c if c < root_ub else root_ub
+        lower = min(c, root_ub)
     if c >= root_ub:
         return outcome, INF, lower
     for t in range(H):

@@ -27,8 +27,17 @@ from ...data.ordered import OrderedFeatures
 from ...objectives import SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._lexicographic import cost_lower_bound, split_penalty
-from ._ordered import (ALL_BUCKETS, CLOCK_WORK, DONE, INF, STAT_NAMES, TECHNIQUES,
-                       USE_MINIMAL_SIZE, root_order, search)
+from ._ordered import (
+    ALL_BUCKETS,
+    CLOCK_WORK,
+    DONE,
+    INF,
+    STAT_NAMES,
+    TECHNIQUES,
+    USE_MINIMAL_SIZE,
+    root_order,
+    search,
+)
 from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
 
 # Time a time-limited deep search leaves for the optimal depth-2 tree, its fallback: this share
@@ -155,11 +164,11 @@ class OrderedSolver:
         so far is returned with ``optimal=False``, ``limit="time_limit"`` and a proven lower
         bound; the solve returns by the time limit (give or take a look at the clock: at most
         ``clock_work`` rows x features). A depth of 3 or more keeps a tenth of the time (at most
-        a second) for the optimal depth-2 tree, returned when it beats the deep search's best. When the search
-        would need more than ``memory_limit`` bytes (see :meth:`memory_need`), the optimal tree
-        of the largest depth within it (a leaf at worst) is returned with ``optimal=False``,
-        ``limit="memory_limit"`` and the equivalent-points bound. Not optimal, a tree is
-        returned whatever ``upper_bound``.
+        a second) for the optimal depth-2 tree, returned when it beats the deep search's best.
+        When the search would need more than ``memory_limit`` bytes (see :meth:`memory_need`),
+        the optimal tree of the largest depth within it (a leaf at worst) is returned with
+        ``optimal=False``, ``limit="memory_limit"`` and the equivalent-points bound. Not
+        optimal, a tree is returned whatever ``upper_bound``.
 
         ``roots`` (one of :meth:`plan_parallel`'s shares) restricts the root's split: the answer
         is then the best tree splitting the root there (or a better small tree found on the
