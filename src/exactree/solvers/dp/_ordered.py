@@ -28,6 +28,16 @@ to a leaf whose mean lies in that range raises the leaf's cost by at most ``w (y
 so the "moved weight" bounds hold with weights scaled by ``R**2`` (``fr_rho``). The two-class
 sweep and its per-feature bounds are misclassification facts and run only for it.
 
+Size-minimal optima: every split costs a small ``penalty`` on top (see :mod:`._lexicographic`),
+added wherever a split's cost is formed (two leaves of a depth-one split, two children of a
+node's split). The bounds stay valid: a tree moved to a neighbouring split keeps its splits,
+and a subset of rows never needs more (a split left empty is dropped, with its penalty).
+
+Anytime: cut short, the kernel returns a proven lower bound (:func:`_stack_lower`: the least
+value any tree not yet ruled out can have, from every frame's queued intervals and waiting
+split) and its best complete tree, which can be one assembled along the stack from the solved
+parts of unfinished splits (:func:`_global_update`; pruning never uses it).
+
 The recursion over depths runs on an explicit stack of frames (one per level) so the kernel can
 be cached on disk. A frame's incumbent tree is kept in heap layout (node ``i`` has children
 ``2i+1`` (left) and ``2i+2``); feature ``-1`` marks a leaf.
