@@ -279,6 +279,10 @@ def test_default_memory_limit_and_parameters():
     assert available_memory() > 0
     assert memory_limit_bytes(None) == pytest.approx(0.5 * available_memory(), rel=0.2)
     assert memory_limit_bytes(3) == 3 * 2**20
+    # What the fit holds beside the search (encoded data, binarizer, ...) counts.
+    one_mib = np.zeros(2**17)
+    assert OptimalTreeClassifier(memory_limit=3)._memory_bytes(one_mib) == 2 * 2**20
+    assert OptimalTreeClassifier(memory_limit=0.5)._memory_bytes(one_mib) == 0
     # A parallel fit's workers (depth 3 or more) each get an equal share.
     assert OptimalTreeClassifier(n_jobs=2, memory_limit=100)._memory_bytes() == 50 * 2**20
     assert OptimalTreeRegressor(max_depth=2, n_jobs=2, memory_limit=100)._memory_bytes() == \

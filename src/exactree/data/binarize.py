@@ -270,6 +270,12 @@ class Binarizer:
     def n_features_out(self) -> int:
         return len(self.column_)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the fitted arrays (one entry per binary feature, and any ``ranks``)."""
+        arrays = (self.column_, self.op_, self.missing_, self.value_, *self.ranks.values())
+        return int(sum(a.nbytes for a in arrays))
+
     def transform(self, X: np.ndarray, features: np.ndarray | None = None,
                   deadline: float | None = None) -> np.ndarray:
         """Boolean matrix ``(n_samples, n_binary_features)`` (only the columns ``features``

@@ -50,6 +50,12 @@ class OrderedFeatures:
     def n_splits(self) -> int:
         return int(sum(len(s) for s in self.split_feature))
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the buckets and the split maps."""
+        return int(self.bucket.nbytes + sum(a.nbytes for a in self.split_feature)
+                   + sum(a.nbytes for a in self.split_flip))
+
 
 def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bool] | None:
     """Refine the chain ``level`` (row -> level index) by the row set ``inside`` if that set is a

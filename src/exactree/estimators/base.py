@@ -205,10 +205,15 @@ class TreeEstimatorBase(BaseEstimator):
         # Live lines (verbose) and Ctrl-C, for the searches that report (see exactree.progress).
         progress = self._progress = Progress(int(getattr(self, "verbose", 0)), type(self).__name__)
         self._deadline = deadline
+        if keep.all():  # no copy of the encoded matrix (its own already)
+            X_kept, y_kept, w_kept = np.ascontiguousarray(X_encoded), y_index, w
+        else:
+            X_kept, y_kept, w_kept = X_encoded[keep], y_index[keep], w[keep]
+        del X_encoded
         try:
-            result = solve(X_encoded[keep], y_index[keep], w[keep], self.encoder_.columns_)
+            result = solve(X_kept, y_kept, w_kept, self.encoder_.columns_)
         except TimeLimitReached:  # the data layer's deadline, before any search could run
-            result = self._leaf_result(y_index[keep], w[keep], self.encoder_.columns_)
+            result = self._leaf_result(y_kept, w_kept, self.encoder_.columns_)
         finally:
             del self._rows_kept, self._progress, self._deadline
         if progress.interrupted and result.status not in (OPTIMAL, OPTIMAL_ON_BINARIZED,
@@ -225,17 +230,19 @@ class TreeEstimatorBase(BaseEstimator):
         deadline = getattr(self, "_deadline", None)
         return None if deadline is None else deadline - time.perf_counter()
 
-    def _memory_bytes(self) -> float:
+    def _memory_bytes(self, *held: Any) -> float:
         """The bytes one search may hold under this estimator's ``memory_limit`` (MiB; None:
-        see :func:`memory_limit_bytes`): all of it, or an equal share for each of the
-        ``n_jobs`` workers of a parallel fit (depth 3 or more, see
-        :func:`~exactree.solvers.dp.parallel.solve_dp`)."""
+        see :func:`memory_limit_bytes`), less what the fit holds beside it (``held``: objects
+        with ``nbytes``, e.g. the encoded matrix, the binarizer, the ordered features): all of
+        it, or an equal share for each of the ``n_jobs`` workers of a parallel fit (depth 3 or
+        more, see :func:`~exactree.solvers.dp.parallel.solve_dp`). Never negative."""
         workers = 1
         if getattr(self, "max_depth", 0) >= 3 and getattr(self, "n_jobs", None) != 1:
             from ..solvers._workers import n_workers
 
             workers = n_workers(self.n_jobs)
-        return memory_limit_bytes(getattr(self, "memory_limit", None), workers)
+        total = memory_limit_bytes(getattr(self, "memory_limit", None))
+        return max(total - sum(a.nbytes for a in held), 0.0) / workers
 
     def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
         """The fit when ``time_limit`` ran out before any search: a single leaf (see

@@ -113,7 +113,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         the limit, whichever is larger (once the search kernels are compiled); encoding the
         input (``pandas``/string columns) is not interrupted.
     memory_limit : float or None, default=None
-        MiB the search may hold (its data, workspaces and branch cache). When the branch
+        MiB the fit may hold: the encoded data (and ordered features) and the search (its
+        data, workspaces and branch cache; not the brief peaks of binarisation). When the branch
         cache would outgrow it, the search stops with the best tree found,
         ``status_ == "memory_limit"`` and a proven ``lower_bound_`` (the threshold-aware
         search returns a shallower tree when its arrays do not fit). None: half of the memory
@@ -248,7 +249,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return DPSolver(self.binarizer_.transform(X, deadline=self._deadline), y,
                         len(self.classes_), sample_weight=w, max_depth=self.max_depth,
                         min_samples_leaf=self.min_samples_leaf, cache_limit=self.cache_limit,
-                        memory_limit=self._memory_bytes(),
+                        memory_limit=self._memory_bytes(X, self.binarizer_),
                         techniques=self._techniques(BINARY_TECHNIQUES))
 
     def _techniques(self, known: tuple[str, ...]) -> dict[str, bool]:
@@ -321,10 +322,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         features = self._ordered_features(X)
         if features is not None:
             self.search_ = "ordered"
+            memory = self._memory_bytes(X, self.binarizer_, features)
             solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
                                    max_depth=self.max_depth,
-                                   min_samples_leaf=self.min_samples_leaf,
-                                   memory_limit=self._memory_bytes(),
+                                   min_samples_leaf=self.min_samples_leaf, memory_limit=memory,
                                    techniques=self._techniques(ORDERED_TECHNIQUES))
             return self._result(self._run(solver, time_limit=search_time(self._time_left())))
         solver = self._binary_solver(X, y, sample_weight)

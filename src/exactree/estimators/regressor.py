@@ -51,7 +51,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
         before the search could start, the tree is a single leaf predicting the weighted mean,
         with ``lower_bound_ == 0``.
     memory_limit : float or None, default=None
-        MiB the search may hold; when its arrays would not fit it returns a shallower tree
+        MiB the fit may hold (the encoded data, ordered features and the search's arrays);
+        when the search's arrays would not fit it returns a shallower tree
         with ``status_ == "memory_limit"`` and a proven ``lower_bound_``. None: half of the
         memory available when ``fit`` starts, as for :class:`OptimalTreeClassifier` (each
         of ``n_jobs`` workers gets an equal share).
@@ -130,7 +131,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                               memory_limit=self._memory_bytes(),
+                               memory_limit=self._memory_bytes(X, binarizer, features),
                                techniques=techniques, target=y)
         sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
                                        time_limit=search_time(self._time_left()))
