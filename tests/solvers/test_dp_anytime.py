@@ -34,6 +34,14 @@ def test_optimum_has_the_fewest_splits(seed, n, m, depth, k, weighted, max_nodes
     assert sol.lower_bound == pytest.approx(cost)
 
 
+def test_a_deep_perfect_tree_ends_the_search():
+    """From depth 4 a tree without errors is final (see _lexicographic)."""
+    X, y, _ = _data(2, 40, 12)
+    y = X[:, 0] ^ X[:, 1]  # depth 2 fits it exactly
+    sol = DPSolver(X, y, 2, max_depth=5).solve(time_limit=60)
+    assert sol.optimal and sol.cost == 0 and sol.lower_bound == 0
+
+
 def test_issue_example_needs_three_splits():
     X = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1], [0, 0, 1], [1, 1, 0], [1, 0, 0]], bool)
     y = np.array([1, 1, 0, 0, 1, 0])

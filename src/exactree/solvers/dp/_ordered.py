@@ -52,6 +52,7 @@ from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._clock import now as _now
 from .._squared_error import sse_cost
 from ._depth2 import leaf_cost
+from ._lexicographic import perfect_is_final
 
 INF = np.inf
 
@@ -668,7 +669,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 outcome = TIMED_OUT
                 break
         s = -1
-        if fr_best[L] > fr_lbk[L]:  # else the incumbent meets a known bound: it is optimal
+        # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
+        # (see _lexicographic).
+        if fr_best[L] > fr_lbk[L] and not (L == 0 and perfect_is_final(fr_best[0], penalty, fr_d[0])):
             s = _next_split(L, rows, bv, weights, fr_rho[L], unit, min_leaf, mono, flags, stats,
                             fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue,
                             fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi, penalty)

@@ -17,6 +17,7 @@ from .._bits import count_andnot, count_bits, popcount, set_bits
 from .._clock import now as _now
 from ._cache import FULL, find, insert, lower_bound, store_lower_bound, store_optimal
 from ._depth2 import F_ROOT, leaf_cost, solve_depth2
+from ._lexicographic import perfect_is_final
 
 INF = np.inf
 
@@ -185,8 +186,10 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         d = fr_depth[L]
         if fr_phase[L] == ADVANCE:
             n_order = fr_n_order[L]
-            if fr_best[L] <= fr_lb[L]:
-                fr_pos[L] = n_order  # the incumbent meets the lower bound: nothing can beat it
+            if fr_best[L] <= fr_lb[L] or (L == 0 and perfect_is_final(fr_best[0], penalty, d)):
+                # The incumbent meets the lower bound: nothing can beat it. A deep root
+                # incumbent without errors ends the search too (see _lexicographic).
+                fr_pos[L] = n_order
             # next configuration: smaller left budget, else the next usable feature
             if fr_pos[L] < n_order and fr_nl[L] > fr_nl_lo[L]:
                 fr_nl[L] -= 1

@@ -19,7 +19,7 @@ from ...progress import DEADLINE, Progress, new_board
 from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import F_ROOT, solve_depth2, workspace
-from ._lexicographic import solver_cost_bound, split_penalty
+from ._lexicographic import perfect_is_final, solver_cost_bound, split_penalty
 from ._search import (
     ARCHIVE,
     DONE,
@@ -331,6 +331,10 @@ class DPSolver:
         while True:
             if incumbent is not None:
                 ub = min(ub, incumbent[1])
+            if incumbent is not None and perfect_is_final(incumbent[1], self.penalty, self.max_depth):
+                # A tree without errors: optimal, and final (as in the search, see _search).
+                outcome, cost = DONE, INF
+                break
             outcome, cost, lb, feat, nl, nr, _ = self._search(self.all_bits, [], self.max_depth,
                                                               budget, ub, slice_end, progress,
                                                               roots, board)
