@@ -150,30 +150,14 @@ def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarra
     return best(frozenset(range(len(y))), depth)
 
 
+
 def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
                             max_nodes: int | None = None, weights: np.ndarray | None = None,
                             min_leaf: int = 1) -> tuple[float, int]:
     """Least ``(weighted misclassification, number of splits)`` in lexicographic order over the
-    trees :func:`optimal_cost` ranges over (MurTree's size-minimal optimum)."""
-    X = np.asarray(X, bool)
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
-    budget_cap = (1 << depth) - 1 if max_nodes is None else max_nodes
-
-    @lru_cache(maxsize=None)
-    def best(rows: frozenset, d: int, b: int) -> tuple[float, int]:
-        idx = np.fromiter(rows, int)
-        counts = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
-        out = (round(counts.sum() - counts.max(), 9), 0)
-        if d == 0 or b == 0:
-            return out
-        for f in range(X.shape[1]):
-            left = frozenset(idx[X[idx, f]].tolist())
-            right = rows - left
-            if len(left) < min_leaf or len(right) < min_leaf:
-                continue
-            for nl in range(b):
-                a, c = best(left, d - 1, nl), best(right, d - 1, b - 1 - nl)
-                out = min(out, (round(a[0] + c[0], 9), a[1] + c[1] + 1))
-        return out
-
-    return best(frozenset(range(len(y))), depth, budget_cap)
+    trees :func:`optimal_cost` ranges over (MurTree's size-minimal optimum): the optimum, and
+    the least node budget that reaches it."""
+    cap = (1 << depth) - 1 if max_nodes is None else max_nodes
+    best = optimal_cost(X, y, n_classes, depth, cap, weights, min_leaf)
+    return best, next(b for b in range(cap + 1)
+                      if optimal_cost(X, y, n_classes, depth, b, weights, min_leaf) <= best + 1e-9)
