@@ -430,7 +430,7 @@ class DPSolver:
         """The kernel's incumbent after a time-out (see ``_search._snapshot``): a path of
         splits down to a frame's own incumbent; a child beside the path that was solved comes
         from the cache, one that was not gets its optimal tree of depth <= 2."""
-        snap = self._snap
+        snap = self._snap.copy()  # subtrees solved again below write the kernel's copy
         k = int(snap[0, 0])
         bits, path, depth = self.all_bits, [], self.max_depth
         root = parent = None
