@@ -119,10 +119,11 @@ def split_tests(X: np.ndarray, categorical: tuple[int, ...] = ()) -> np.ndarray:
 
 
 def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarray | None = None,
-                min_leaf: int = 1) -> float:
+                min_leaf: int = 1, max_nodes: int | None = None) -> float:
     """Least weighted sum of squared errors (each leaf predicting the weighted mean of its
     rows) of any binary tree over the 0/1 columns of ``tests`` (true = left) with at most
-    ``depth`` levels and ``min_leaf`` rows in every leaf, by trying every tree."""
+    ``depth`` levels, ``max_nodes`` branching nodes and ``min_leaf`` rows in every leaf, by
+    trying every tree."""
     tests = np.asarray(tests, bool)
     y = np.asarray(y, float)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
@@ -134,21 +135,22 @@ def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarra
         return float(w[idx] @ (y[idx] - mean) ** 2)
 
     @lru_cache(maxsize=None)
-    def best(rows: frozenset, d: int) -> float:
+    def best(rows: frozenset, d: int, b: int) -> float:
         idx = np.fromiter(sorted(rows), int)
         cost = leaf(idx)
-        if d == 0:
+        if d == 0 or b == 0:
             return cost
         for f in range(tests.shape[1]):
             left = frozenset(idx[tests[idx, f]].tolist())
             right = rows - left
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
-            cost = min(cost, best(left, d - 1) + best(right, d - 1))
+            for nl in range(b):
+                cost = min(cost, best(left, d - 1, nl) + best(right, d - 1, b - 1 - nl))
         return cost
 
-    return best(frozenset(range(len(y))), depth)
-
+    return best(frozenset(range(len(y))), depth,
+                (1 << depth) - 1 if max_nodes is None else max_nodes)
 
 
 def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,

@@ -5,13 +5,12 @@ misclassification, a squared-error one here)."""
 from __future__ import annotations
 
 import time
-from functools import cache
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import optimal_cost, optimal_cost_and_splits
+from oracles import optimal_cost, optimal_cost_and_splits, optimal_sse
 
 from exactree import OptimalTreeClassifier
 from exactree.data import Binarizer
@@ -61,34 +60,11 @@ def sse_optimum(X, t, depth, w, min_leaf):
     """(least weighted squared error of mean leaves, fewest splits attaining it) by brute
     force over every raw split and every split budget."""
     B = raw_splits(X)
-    w = np.ones(len(t)) if w is None else w
-
-    def leaf(idx):
-        W = w[idx].sum()
-        if W <= 0:
-            return 0.0
-        mean = (w[idx] * t[idx]).sum() / W
-        return float((w[idx] * (t[idx] - mean) ** 2).sum())
-
-    @cache
-    def best(rows: frozenset, d: int, b: int) -> float:
-        idx = np.fromiter(rows, int)
-        cost = leaf(idx)
-        if d == 0 or b == 0:
-            return cost
-        for f in range(B.shape[1]):
-            left = frozenset(idx[B[idx, f]].tolist())
-            right = rows - left
-            if len(left) < min_leaf or len(right) < min_leaf:
-                continue
-            for nl in range(b):
-                cost = min(cost, best(left, d - 1, nl) + best(right, d - 1, b - 1 - nl))
-        return cost
-
-    root = frozenset(range(len(t)))
-    opt = best(root, depth, (1 << depth) - 1)
-    tol = 1e-7 * max(1.0, leaf(np.arange(len(t))))
-    return opt, next(b for b in range(1 << depth) if best(root, depth, b) <= opt + tol)
+    opt = optimal_sse(B, t, depth, w, min_leaf)
+    ww = np.ones(len(t)) if w is None else w
+    tol = 1e-7 * max(1.0, float(ww @ (t - (ww @ t) / ww.sum()) ** 2))
+    return opt, next(b for b in range(1 << depth)
+                     if optimal_sse(B, t, depth, w, min_leaf, max_nodes=b) <= opt + tol)
 
 
 def features_of(X, y=None):
