@@ -32,6 +32,9 @@ Size-minimal optima: every split costs a small ``penalty`` on top (see :mod:`._l
 added wherever a split's cost is formed (two leaves of a depth-one split, two children of a
 node's split). The bounds stay valid: a tree moved to a neighbouring split keeps its splits,
 and a subset of rows never needs more (a split left empty is dropped, with its penalty).
+Classification adds a bound that only the penalty makes useful (:func:`_class_bound`): rows of
+``k`` classes cost ``(k - 1)`` penalties or a misclassified row at least, which prunes the
+search for the smallest error-free subtrees.
 
 Anytime: cut short, the kernel returns a proven lower bound (:func:`_stack_lower`: the least
 value any tree not yet ruled out can have, from every frame's queued intervals and waiting
@@ -58,11 +61,13 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
- USE_MINIMAL_SIZE, USE_GLOBAL) = range(7)
+ USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND) = range(8)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
-# best complete tree assembled along the stack (an anytime answer; pruning never uses it).
+# best complete tree assembled along the stack (an anytime answer; pruning never uses it);
+# class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
+# at least (see _class_bound).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
-              "feature_bounds", "minimal_size", "global_incumbent")
+              "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -620,6 +625,16 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     wmax = 1.0 if unit else weights.max() if n else 0.0
+    # Classes present on each side of every split of the current feature (_count_sides).
+    class_bound = flags[USE_CLASS_BOUND] and penalty > 0.0 and target is None and K > 1
+    sides_k = np.zeros((Lmax, n + 1 if class_bound else 0, 2), np.int64)
+    class_rows = np.zeros((2, K), np.int64)
+    wmin = 1.0
+    if not unit and n:
+        wmin = INF
+        for r in range(n):
+            if 0.0 < weights[r] < wmin:
+                wmin = weights[r]
     # Converting the objective's bounds into bounds on the cost (see _lexicographic).
     all_splits = penalty * ((1 << D) - 1)
     integral = False
@@ -672,13 +687,24 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
         if fr_best[L] > fr_lbk[L] and not (L == 0 and perfect_is_final(fr_best[0], penalty, fr_d[0])):
-            s = _next_split(L, rows, bv, weights, fr_rho[L], unit, min_leaf, mono, flags, stats,
-                            fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue,
-                            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi, penalty)
+            s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
+                            stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
+                            queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi,
+                            penalty, sides_k, class_rows)
         if s >= 0:
-            stats[ST_EVALS] += 1
             f = fr_f[L]
             p = sp[L, s]
+            cb_l = cb_r = 0.0
+            if class_bound:
+                cb_l = _class_bound(sides_k[L, s, 0], fr_d[L] - 1, penalty, wmin)
+                cb_r = _class_bound(sides_k[L, s, 1], fr_d[L] - 1, penalty, wmin)
+                if cb_l + cb_r + penalty >= fr_ub[L]:  # not worth evaluating
+                    stats[ST_PRUNED] += 1
+                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, mono, flags, fr_ub, fr_best,
+                            fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid,
+                            best_f, best_b, kid_f, kid_b, fr_d, penalty)
+                    continue
+            stats[ST_EVALS] += 1
             _mark_sides(rows, L, fr_n[L], f, p, side)
             if fr_d[L] == 2:
                 # Both children are depth-one trees: one routed sweep per feature.
@@ -720,6 +746,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                           ev_r, pw, sp, unit)
             fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
                                               ev_r, pw, sp, unit)
+            # The child's class bound lets it stop at a tree that meets it. (Raising the other
+            # side's bound too lowers the first child's target, which then returns a weaker
+            # bound for the neighbouring splits: measured slower.)
+            fr_lbk[L + 1] = max(fr_lbk[L + 1], cb_l if fr_first_left[L] else cb_r)
             _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
                         weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                         fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
@@ -1031,14 +1061,59 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
 
 
+@njit(cache=True, inline="always")
+def _class_bound(k, depth, penalty, wmin):
+    """A lower bound on the (penalised) misclassification of any tree of ``depth`` levels over
+    rows of ``k`` classes: with ``k - 1`` splits or more it pays their penalties; with fewer
+    (necessarily when ``k > 2 ** depth``) it has fewer leaves than classes, so it misclassifies
+    a row, of weight ``wmin`` at least."""
+    if k <= 1:
+        return 0.0
+    if k > (1 << depth):
+        return wmin
+    return min((k - 1) * penalty, wmin)
+
+
 @njit(cache=True)
-def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
+def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
+    """``out[i] = (classes left, classes right)`` of split index ``i`` (``sp_L[i]`` rows left)
+    over rows ``lab_f[:n]`` in a feature's order (rows of weight 0 count for no class)."""
+    total, left = counts[0], counts[1]
+    total[:] = 0
+    left[:] = 0
+    for t in range(n):
+        if unit or weights[rows_f[t]] > 0.0:
+            total[lab_f[t]] += 1
+    k_all = 0
+    for k in range(total.shape[0]):
+        if total[k] > 0:
+            k_all += 1
+    k_left = 0
+    k_gone = 0  # classes with every row on the left
+    i = 0
+    for t in range(n):
+        if unit or weights[rows_f[t]] > 0.0:
+            c = lab_f[t]
+            if left[c] == 0:
+                k_left += 1
+            left[c] += 1
+            if left[c] == total[c]:
+                k_gone += 1
+        while i < m and sp_L[i] == t + 1:
+            out[i, 0] = k_left
+            out[i, 1] = k_all - k_gone
+            i += 1
+
+
+@njit(cache=True)
+def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid, root_lo, root_hi, penalty):
+                cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
-    docstring). The root (``L == 0``) splits only within ``root_lo``/``root_hi``."""
+    docstring). The root (``L == 0``) splits only within ``root_lo``/``root_hi``. With
+    ``sides_k`` sized for it, its row ``L`` gets the classes on each side of every split."""
     F = rows.shape[1]
     n = fr_n[L]
     while True:
@@ -1067,6 +1142,9 @@ def _next_split(L, rows, bv, weights, rho, unit, min_leaf, mono, flags, stats, f
             fr_m[L] = m
             if m == 0:
                 continue
+            if sides_k.shape[1]:
+                _count_sides(lab[L, f], rows[L, f], weights, unit, n, sp[L], m, class_rows,
+                             sides_k[L])
             first = (m - 1) // 2
             if flags[USE_DEPTH1_FIRST] and fr_d1pos[L, f] >= 0:
                 # Start where the best depth-one split of this feature lies.
