@@ -10,6 +10,11 @@
     flagged, and the ratio exactree / STreeD is summarised by its geometric mean per depth.
 (b) exactree on the raw values with every threshold: its SSE can only be lower than (a)'s
     (a violation is flagged); its time is printed.
+(c) ``--cost-complexity A [A ...]``: sparse regression, ``SSE / SSE_0 + alpha * splits`` (SSE_0:
+    the single leaf's), on (a)'s binary features: exactree's ``cost_complexity`` against
+    STreeD's ``cost-complex-regression`` and against OSRT (``osrt``, if installed: it charges
+    ``alpha`` per leaf, so its objective is ours plus ``alpha``; its ``depth_budget`` counts the
+    leaves' level). Objectives are recomputed from each model's predictions and size.
 
 Data: the regression sets of ``../shared/data/continuous/`` (train split) and scikit-learn's
 diabetes. Both sides are timed through ``fit`` as a user calls it, warm (each fits once before
@@ -84,6 +89,92 @@ def streed(X, y, depth, limit):
     return sse(y, model.predict(X)), seconds
 
 
+def penalised(y: np.ndarray, pred: np.ndarray, splits: int, alpha: float) -> float:
+    """``SSE / SSE_0 + alpha * splits`` of a model's training predictions."""
+    sse0 = sse(y, np.full(len(y), y.mean()))
+    return sse(y, pred) / (sse0 if sse0 > 0 else 1.0) + alpha * splits
+
+
+def ours_cc(X, y, depth, limit, alpha):
+    from exactree import OptimalTreeRegressor
+
+    model = OptimalTreeRegressor(max_depth=depth, cost_complexity=alpha, time_limit=limit)
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    if model.status_ != "optimal":
+        print(f"    exactree stopped: {model.status_}")
+    return penalised(y, model.predict(X), model.tree_.n_splits, alpha), seconds
+
+
+def streed_cc(X, y, depth, limit, alpha):
+    from pystreed import STreeDRegressor
+
+    model = STreeDRegressor(optimization_task="cost-complex-regression", max_depth=depth,
+                            cost_complexity=alpha, time_limit=limit)
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    return penalised(y, model.predict(X), model.get_n_leaves() - 1, alpha), seconds
+
+
+def osrt_cc(X, y, depth, limit, alpha):
+    """OSRT's fit (its prints silenced), or None where it is not installed."""
+    import contextlib
+    import io
+
+    try:
+        import pandas as pd
+        from osrt import OSRT
+    except ImportError:
+        return None
+    model = OSRT({"regularization": alpha, "depth_budget": depth + 1, "time_limit": limit,
+                  "metric": "L2", "verbose": False})
+    frame = pd.DataFrame(X.astype(np.int64))
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        model.fit(frame, pd.Series(y))
+    seconds = time.perf_counter() - start
+    if getattr(model, "timeout", False):
+        return math.nan, seconds
+    return penalised(y, model.predict(frame), model.leaves() - 1, alpha), seconds
+
+
+def cost_complexity_table(args) -> int:
+    """Part (c); returns the number of mismatches."""
+    ratios: dict[str, list[float]] = {"STreeD": [], "OSRT": []}
+    mismatches = 0
+    for alpha in args.cost_complexity:
+        for depth in args.depths:
+            for name in args.datasets:
+                X, y = load(name)
+                B = thermometer(X)
+                for run in (ours_cc, streed_cc, osrt_cc):  # warm: compile / load
+                    run(B[:200], y[:200], depth, args.limit, alpha)
+                e_ours, t_ours = best_of(ours_cc, B, y, depth, args.limit, alpha)
+                line = (f"{name:10s} d={depth} alpha={alpha:<7g} exactree {e_ours:9.6f} "
+                        f"{t_ours:8.4f}s")
+                for peer, run in (("STreeD", streed_cc), ("OSRT", osrt_cc)):
+                    if run(B[:5], y[:5], depth, args.limit, alpha) is None:
+                        continue
+                    e_peer, t_peer = best_of(run, B, y, depth, args.limit, alpha)
+                    if math.isnan(e_peer):
+                        line += f"  {peer} stopped at its time limit ({t_peer:.1f}s)"
+                        continue
+                    ok = same(e_ours, e_peer)
+                    mismatches += not ok
+                    ratios[peer].append(t_ours / t_peer)
+                    line += (f"  {peer} {e_peer:9.6f} {t_peer:8.4f}s ratio {t_ours / t_peer:6.3f}"
+                             f" {'same' if ok else 'MISMATCH'}")
+                print(line, flush=True)
+    for peer, rs in ratios.items():
+        if rs:
+            gm = math.exp(sum(math.log(r) for r in rs) / len(rs))
+            print(f"cost complexity: {len(rs)} problems, geometric-mean ratio exactree/{peer} "
+                  f"{gm:.3f}, worst {max(rs):.3f}")
+    return mismatches
+
+
 def same(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
@@ -93,7 +184,13 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3])
     parser.add_argument("--limit", type=float, default=600.0, help="seconds per fit")
     parser.add_argument("--datasets", nargs="+", default=list(SETS))
+    parser.add_argument("--cost-complexity", type=float, nargs="+", default=[],
+                        help="run part (c) with these alphas instead of (a) and (b)")
     args = parser.parse_args()
+    if args.cost_complexity:
+        if cost_complexity_table(args):
+            print("MISMATCHES")
+        return
     ratios: dict[int, list[float]] = {d: [] for d in args.depths}
     mismatches = 0
     for depth in args.depths:

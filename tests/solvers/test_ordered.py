@@ -294,7 +294,7 @@ def test_auto_choice():
     y = (X[:, 0] > 0).astype(int)
     assert OptimalTreeClassifier(max_depth=2).fit(X, y).search_ == "ordered"
     assert OptimalTreeClassifier(max_depth=2, max_nodes=2).fit(X, y).search_ == "binary"
-    assert OptimalTreeClassifier(max_depth=2, cost_complexity=0.01).fit(X, y).search_ == "binary"
+    assert OptimalTreeClassifier(max_depth=2, cost_complexity=0.01).fit(X, y).search_ == "ordered"
     B = rng.random((40, 5)) < 0.5  # unrelated binary columns: MurTree's pair counting
     Bf = B.astype(float)
     assert ordered_features(*_binarized(Bf, y[:40])).n_splits == 5
@@ -372,8 +372,6 @@ def test_errors():
     y = np.arange(10) % 2
     with pytest.raises(ValueError, match="max_nodes"):
         OptimalTreeClassifier(max_depth=2, max_nodes=1, search="ordered").fit(X, y)
-    with pytest.raises(ValueError, match="cost_complexity"):
-        OptimalTreeClassifier(max_depth=2, cost_complexity=0.1, search="ordered").fit(X, y)
     with pytest.raises(ValueError, match="no_such_technique"):
         OptimalTreeClassifier(search="ordered", techniques={"no_such_technique": False}).fit(X, y)
     with pytest.raises(ValueError):

@@ -23,8 +23,7 @@ from ..solvers.result import (MEMORY_LIMIT, OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_
                               SolveResult)
 from ..tree import Tree
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase, memory_limit_bytes
-
+from .base import TreeClassifierBase
 
 # search="auto" takes the threshold-aware search when the ordered features carry at least
 # ORDERED_MIN_SPLITS splits each on average (half that on at most ORDERED_SMALL_ROWS rows), or
@@ -276,10 +275,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         budgeted = self.max_nodes is not None and self.max_nodes < (1 << self.max_depth) - 1
         if self.search == "binary":
             return None
-        if budgeted or self.cost_complexity > 0:
+        if budgeted:
             if self.search == "ordered":
-                raise ValueError("search='ordered' solves depth-limited trees; max_nodes and "
-                                 "cost_complexity need search='binary' (or 'auto')")
+                raise ValueError("search='ordered' solves depth-limited trees; max_nodes needs "
+                                 "search='binary' (or 'auto')")
             return None
         per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
         auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
@@ -323,11 +322,18 @@ class OptimalTreeClassifier(TreeClassifierBase):
         if features is not None:
             self.search_ = "ordered"
             memory = self._memory_bytes(X, self.binarizer_, features)
+            total = float(sample_weight.sum())
             solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf, memory_limit=memory,
-                                   techniques=self._techniques(ORDERED_TECHNIQUES))
-            return self._result(self._run(solver, time_limit=search_time(self._time_left())))
+                                   techniques=self._techniques(ORDERED_TECHNIQUES),
+                                   split_cost=self.cost_complexity * total)
+            result = self._result(self._run(solver, time_limit=search_time(self._time_left())))
+            if self.cost_complexity > 0:  # one search of the penalised objective, normalised
+                result.objective /= total
+                result.lower_bound /= total
+                result.upper_bound = result.objective
+            return result
         solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
             return self._result(self._run(solver, max_nodes=self.max_nodes,

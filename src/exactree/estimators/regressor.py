@@ -11,12 +11,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
+from ..objectives import SquaredError
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.dp.parallel import solve_dp
 from ..solvers.result import SolveResult
 from ._params import Interval
-from .base import TreeRegressorBase, memory_limit_bytes
+from .base import TreeRegressorBase
 from .optimal import search_time, solution_status
 
 
@@ -42,6 +43,12 @@ class OptimalTreeRegressor(TreeRegressorBase):
         Most levels of splits (a single leaf has depth 0).
     min_samples_leaf : int, default=1
         Least number of training rows in every leaf.
+    cost_complexity : float, default=0.0
+        ``alpha`` of the sparse-regression objective ``SSE / SSE_0 + alpha * splits``, where
+        ``SSE_0`` is the (weighted) squared error of the single-leaf tree (1 if that is 0): the
+        normalisation of OSRT and of STreeD's ``cost-complex-regression``, so that ``alpha``
+        means the same on every dataset. Solved exactly by one search that charges every split
+        ``alpha * SSE_0``; ``objective_`` and the bounds are then of this objective.
     time_limit : float or None, default=None
         Seconds for the whole ``fit``, counted from the call (input checks, encoding, the
         ordered features, the search, building the tree), as for
@@ -77,7 +84,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
         A regression tree (``tree_.is_regression``): ``tree_.value[:, 0]`` the node means,
         ``tree_.node_weight`` and ``tree_.impurity`` (squared error of each node as a leaf).
     objective_ : float
-        The training sum of squared errors (weighted).
+        The training sum of squared errors (weighted); with ``cost_complexity``, the
+        normalised penalised objective.
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
         "optimal", "time_limit", "memory_limit", "interrupted" or "optimal_on_binarized".
@@ -89,6 +97,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 0, 16, closed="both")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "cost_complexity": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
@@ -101,12 +110,14 @@ class OptimalTreeRegressor(TreeRegressorBase):
     _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
 
     def __init__(self, *, max_depth: int = 3, min_samples_leaf: int = 1,
+                 cost_complexity: float = 0.0,
                  time_limit: float | None = None, memory_limit: float | None = None,
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  techniques: dict | None = None, n_jobs: int | None = None,
                  verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
+        self.cost_complexity = cost_complexity
         self.time_limit = time_limit
         self.memory_limit = memory_limit
         self.max_thresholds = max_thresholds
@@ -129,20 +140,35 @@ class OptimalTreeRegressor(TreeRegressorBase):
         unknown = [name for name in techniques if name not in TECHNIQUES]
         if unknown:
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
+        # The cost-complexity objective's unit: the single leaf's squared error.
+        unit = SquaredError.cost(y, sample_weight) if self.cost_complexity > 0 else 1.0
+        unit = unit if unit > 0 else 1.0
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                memory_limit=self._memory_bytes(X, binarizer, features),
-                               techniques=techniques, target=y)
+                               techniques=techniques, target=y,
+                               split_cost=self.cost_complexity * unit)
         sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
                                        time_limit=search_time(self._time_left()))
         tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
         # kernel's running sums.
         leaves = tree.kind == 0
-        sse = float(tree.impurity[leaves].sum())
-        lower = sse if sol.optimal else min(sol.lower_bound, sse)
-        return SolveResult(tree, sse, lower, solution_status(sol.optimal, sol.limit,
-                                                             binarizer.exact_), stats=sol.stats)
+        objective = float(tree.impurity[leaves].sum())
+        if self.cost_complexity > 0:
+            objective = objective / unit + self.cost_complexity * int((~leaves).sum())
+        lower = objective if sol.optimal else min(sol.lower_bound / unit, objective)
+        return SolveResult(tree, objective, lower, solution_status(sol.optimal, sol.limit,
+                                                                   binarizer.exact_),
+                           stats=sol.stats)
+
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """The mean leaf (``time_limit`` ran out before any search); with ``cost_complexity``
+        its objective is normalised: 1 (0 for constant targets)."""
+        result = super()._leaf_result(y, w, columns)
+        if self.cost_complexity > 0:
+            result.objective = result.upper_bound = float(result.objective > 0)
+        return result
 
     @property
     def feature_importances_(self) -> np.ndarray:

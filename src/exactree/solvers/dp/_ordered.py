@@ -535,8 +535,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
-    ignored and ``unit`` must be false). Every split costs ``penalty`` on top (size-minimal
-    optima, see :mod:`._lexicographic`; 0: the first optimal tree found); costs, bounds and
+    ignored and ``unit`` must be false). Every split costs ``penalty`` on top: with
+    ``minimal_size`` on, a tie-break (size-minimal optima, see :mod:`._lexicographic`; 0: the
+    first optimal tree found); off, a price of its own (cost complexity). Costs, bounds and
     ``root_ub`` below are of this objective.
 
     Returns ``(outcome, cost, lower_bound)``; the tree is written to ``tree_f``/``tree_b`` (heap
@@ -635,11 +636,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         for r in range(n):
             if 0.0 < weights[r] < wmin:
                 wmin = weights[r]
+    # The penalty breaks ties (minimal_size), or is the price of a split (cost complexity:
+    # then a perfect tree does not end the search and costs include the penalties).
+    tie_break = flags[USE_MINIMAL_SIZE]
     # Converting the objective's bounds into bounds on the cost (see _lexicographic).
-    all_splits = penalty * ((1 << D) - 1)
+    all_splits = penalty * ((1 << D) - 1) if tie_break else 0.0
     integral = False
     if target is None:
-        integral = unit
+        integral = unit and (tie_break or penalty == 0.0)
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -676,17 +680,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if integral:
                 low = np.ceil(low - 1e-9)
             board[LOWER] = max(low, 0.0)
+            tb = penalty if tie_break else 0.0  # a tie-break is not part of the cost
             if g_cost[0] < fr_best[0]:
-                board[BEST] = g_cost[0] - penalty * _n_splits(g_f, reach)
+                board[BEST] = g_cost[0] - tb * _n_splits(g_f, reach)
             else:
-                board[BEST] = fr_best[0] - penalty * _n_splits(best_f[0], reach)
+                board[BEST] = fr_best[0] - tb * _n_splits(best_f[0], reach)
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
-        if fr_best[L] > fr_lbk[L] and not (L == 0 and perfect_is_final(fr_best[0], penalty, fr_d[0])):
+        if fr_best[L] > fr_lbk[L] and not (L == 0 and tie_break
+                                           and perfect_is_final(fr_best[0], penalty, fr_d[0])):
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
                             queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi,

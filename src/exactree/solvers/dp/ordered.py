@@ -61,8 +61,13 @@ class OrderedSolver:
         Regression: minimise the weighted squared error of mean leaves over these targets.
         The tree's node ``counts`` are then ``(mean, weight, squared error)``.
     memory_limit : bytes the search may take (see :meth:`memory_need`), or None.
+    split_cost : float, default 0
+        Cost complexity: minimise ``cost + split_cost * splits`` (in cost units: weight, or
+        squared error) instead; the solutions' ``cost`` and ``lower_bound`` are then of that
+        objective, and its optima are not size-minimal beyond what the price makes them.
 
-    ``penalty`` is the split penalty in kernel cost units (0 with ``minimal_size`` off),
+    ``penalty`` is the tie-breaking split penalty in kernel cost units (0 with
+    ``minimal_size`` off or a ``split_cost``; ``kernel_penalty`` is what the kernel charges),
     ``integral`` whether kernel costs are integers (unit-weight classification). Upper bounds
     (``upper_bound``, a board's ``BOUND``) bound the penalised objective (:meth:`objective`).
     ``clock_work`` (settable): rows x features swept between two looks at the clock.
@@ -71,7 +76,8 @@ class OrderedSolver:
     def __init__(self, features: OrderedFeatures, y: np.ndarray | None, n_classes: int, *,
                  sample_weight: np.ndarray | None = None, max_depth: int = 3,
                  min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None,
-                 target: np.ndarray | None = None, memory_limit: float | None = None) -> None:
+                 target: np.ndarray | None = None, memory_limit: float | None = None,
+                 split_cost: float = 0.0) -> None:
         self.features = features
         n = features.bucket.shape[1]
         self.regression = target is not None
@@ -114,6 +120,15 @@ class OrderedSolver:
             2.0 ** math.floor(math.log2(self.tolerance / self.cost_scale))
         self.penalty = (split_penalty(self.resolution, self.max_depth)
                         if self.flags[USE_MINIMAL_SIZE] else 0.0)
+        # Cost complexity: the objective is cost + split_cost * splits, and that is the
+        # solutions' `cost` (ties among its optima are not broken by size).
+        self.split_cost = float(split_cost)
+        self.kernel_penalty = self.penalty
+        if self.split_cost > 0:
+            self.flags[USE_MINIMAL_SIZE] = False
+            self.penalty = 0.0
+            self.integral = False
+            self.kernel_penalty = self.split_cost / self.cost_scale
         self._epb: float | None = None
 
     @property
@@ -277,7 +292,7 @@ class OrderedSolver:
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target, *roots, self.penalty, int(self.clock_work))
+                self.target, *roots, self.kernel_penalty, int(self.clock_work))
         if progress is None:
             outcome, cost, lb = search(*args)
         else:
@@ -304,10 +319,11 @@ class OrderedSolver:
         return self._epb
 
     def _cost(self, root: BinaryNode) -> float:
-        """The objective of a tree from :meth:`_tree`."""
+        """The objective of a tree from :meth:`_tree` (with ``split_cost`` per split)."""
+        total = self.split_cost * root.n_splits
         if not self.regression:
-            return root.cost
-        stack, total = [root], 0.0
+            return root.cost + total
+        stack = [root]
         while stack:
             node = stack.pop()
             if node.feature < 0:
