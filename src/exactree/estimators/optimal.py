@@ -99,10 +99,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Least number of training rows in every leaf.
     cost_complexity : float, default=0.0
         ``alpha`` of the objective ``misclassified weight / total weight + alpha * splits``;
-        solved exactly by optimal trees of every node budget from one shared cache. Under
-        ``time_limit`` each budget gets a share of the time left (what a budget does not use
-        goes to the next); one cut short does not end the path, and ``lower_bound_`` combines
-        what every budget proved.
+        solved exactly. The ordered search (see ``search``) runs once, charging every split
+        ``alpha`` times the total weight. The binary search solves optimal trees of every node
+        budget from one shared cache; under ``time_limit`` each budget gets a share of the
+        time left (what a budget does not use goes to the next), one cut short does not end
+        the path, and ``lower_bound_`` combines what every budget proved.
     time_limit : float or None, default=None
         Seconds for the whole ``fit``, counted from the call: input checks, encoding,
         binarisation, the search and building the tree. Past it the best tree found is
@@ -144,9 +145,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         bounds over its thresholds; no rows x thresholds matrix); "binary" searches every
         threshold as a binary feature (MurTree's pair counts). "auto" takes "ordered" for
         columns with many thresholds (32 on average, 16 on at most 500 rows, or 1,000 in all)
-        and "binary" otherwise. Both give the same optimum; "ordered" solves depth-limited
-        trees only, so ``max_nodes`` below the full tree, ``cost_complexity`` and
-        :meth:`fit_path` use "binary".
+        and "binary" otherwise. Both give the same optimum; "ordered" has no node budgets,
+        so ``max_nodes`` below the full tree and :meth:`fit_path` use "binary".
     class_weight : dict, "balanced" or None, default=None
         Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
