@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .tree.export import _names, rule_formula
+from .tree.export import _names, as_tree, rule_formula
 from .tree.tree import CATEGORICAL, LEAF, LINEAR, NOT_MISSING, THRESHOLD, Tree
 
 __all__ = ["plot_partition", "plot_path", "plot_tree"]
@@ -32,18 +32,6 @@ def _pyplot():
         raise ImportError("exactree's plots need matplotlib: pip install \"exactree[plot]\" "
                           "(or pip install matplotlib)") from None
     return plt
-
-
-def _as_tree(obj: Any) -> Tree:
-    if isinstance(obj, Tree):
-        return obj
-    if hasattr(obj, "get_params"):  # an estimator
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(obj, "tree_")
-        return obj.tree_
-    raise TypeError(f"expected a fitted exactree estimator or an exactree.Tree, got "
-                    f"{type(obj).__name__}")
 
 
 def _class_colours(n_classes: int, cmap: Any = None) -> np.ndarray:
@@ -178,7 +166,7 @@ def plot_tree(estimator_or_tree: Any, ax: Any = None, *, feature_names: Sequence
         Print the weighted class totals of each leaf.
     """
     plt = _pyplot()
-    tree = _as_tree(estimator_or_tree)
+    tree = as_tree(estimator_or_tree)
     features, classes = _names(tree, feature_names, class_names)
     pos, truncated = _layout(tree, max_depth)
     n_cols = max(x for x, _ in pos.values()) + 1
@@ -310,7 +298,7 @@ def plot_partition(estimator: Any, X: Any, y: Any = None, ax: Any = None, *,
     plt = _pyplot()
     from matplotlib.colors import ListedColormap
 
-    tree = _as_tree(estimator)
+    tree = as_tree(estimator)
     if tree.n_features != 2:
         raise ValueError(f"plot_partition draws trees on 2 features; this one has "
                          f"{tree.n_features}")

@@ -91,3 +91,21 @@ def test_exports_contain_names():
     assert "f <= 40" in renamed and "class: yes" in renamed
     with pytest.raises(ValueError, match="feature_names"):
         export_text(t, feature_names=["only-one"])
+
+
+def test_exports_take_a_fitted_estimator():
+    """As scikit-learn's export_text does: the estimator itself, or an error if unfitted."""
+    from sklearn.exceptions import NotFittedError
+
+    from exactree import OptimalTreeClassifier
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
+    y = np.array([0, 0, 1, 1])
+    model = OptimalTreeClassifier(max_depth=1).fit(X, y)
+    assert export_text(model) == export_text(model.tree_)
+    assert export_graphviz(model) == export_graphviz(model.tree_)
+    assert to_json(model) == to_json(model.tree_)
+    with pytest.raises(NotFittedError):
+        export_text(OptimalTreeClassifier())
+    with pytest.raises(TypeError, match="fitted exactree estimator"):
+        export_text("not a tree")

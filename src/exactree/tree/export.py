@@ -11,6 +11,20 @@ import numpy as np
 from .tree import CATEGORICAL, LEAF, LINEAR, NOT_MISSING, THRESHOLD, Tree
 
 
+def as_tree(obj: Any) -> Tree:
+    """``obj`` itself if it is a :class:`Tree`, else the tree of a fitted exactree estimator
+    (``tree_``; scikit-learn's ``NotFittedError`` when it is not fitted)."""
+    if isinstance(obj, Tree):
+        return obj
+    if hasattr(obj, "get_params"):  # an estimator
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(obj, "tree_")
+        return obj.tree_
+    raise TypeError(f"expected a fitted exactree estimator or an exactree.Tree, got "
+                    f"{type(obj).__name__}")
+
+
 def _names(tree: Tree, feature_names: Sequence[str] | None, class_names: Sequence[Any] | None):
     features = [f"x{i}" for i in range(tree.n_features)]
     for names in (feature_names, tree.feature_names):
@@ -89,9 +103,11 @@ def _leaf_text(tree: Tree, node: int, classes: Sequence[Any]) -> str:
     return f"class: {classes[tree.label[node]]}  (weights {', '.join(_number(c) for c in counts)})"
 
 
-def export_text(tree: Tree, feature_names: Sequence[str] | None = None,
+def export_text(tree: Tree | Any, feature_names: Sequence[str] | None = None,
                 class_names: Sequence[Any] | None = None) -> str:
-    """The tree as indented text, one line per branch and leaf (in the style of scikit-learn)."""
+    """The tree (a :class:`Tree` or a fitted estimator) as indented text, one line per branch
+    and leaf (in the style of scikit-learn)."""
+    tree = as_tree(tree)
     features, classes = _names(tree, feature_names, class_names)
     lines: list[str] = []
     stack: list[tuple[int, int, str | None]] = [(0, 0, None)]
@@ -112,9 +128,11 @@ def _dot_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def export_graphviz(tree: Tree, feature_names: Sequence[str] | None = None,
+def export_graphviz(tree: Tree | Any, feature_names: Sequence[str] | None = None,
                     class_names: Sequence[Any] | None = None) -> str:
-    """The tree in Graphviz DOT; branch conditions label the edges."""
+    """The tree (a :class:`Tree` or a fitted estimator) in Graphviz DOT; branch conditions
+    label the edges."""
+    tree = as_tree(tree)
     features, classes = _names(tree, feature_names, class_names)
     out = ["digraph Tree {", 'node [shape=box, style="rounded", fontname="helvetica"];',
            'edge [fontname="helvetica"];']
@@ -132,9 +150,10 @@ def export_graphviz(tree: Tree, feature_names: Sequence[str] | None = None,
     return "\n".join(out) + "\n"
 
 
-def to_json(tree: Tree, **kwargs: Any) -> str:
-    """The tree as a JSON string (see :meth:`Tree.to_dict`)."""
-    return json.dumps(tree.to_dict(), **kwargs)
+def to_json(tree: Tree | Any, **kwargs: Any) -> str:
+    """The tree (a :class:`Tree` or a fitted estimator) as a JSON string (see
+    :meth:`Tree.to_dict`)."""
+    return json.dumps(as_tree(tree).to_dict(), **kwargs)
 
 
 def from_json(text: str) -> Tree:
