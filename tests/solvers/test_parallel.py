@@ -90,6 +90,20 @@ def test_regressor_parallel_matches_serial():
     par = OptimalTreeRegressor(max_depth=3, n_jobs=2).fit(X, y)
     assert par.objective_ == pytest.approx(serial.objective_, rel=1e-9)
     assert par.status_ == "optimal" and par.parallel_ is not None
+    # Sparse regression: the ordered search with a price per split, over workers too.
+    serial = OptimalTreeRegressor(max_depth=3, cost_complexity=0.02).fit(X, y)
+    par = OptimalTreeRegressor(max_depth=3, cost_complexity=0.02, n_jobs=2).fit(X, y)
+    assert par.objective_ == pytest.approx(serial.objective_, rel=1e-9)
+    assert par.status_ == "optimal" and par.parallel_ is not None
+
+
+def test_ordered_cost_complexity_matches_serial():
+    X, y = _numeric_problem(4)
+    serial = OptimalTreeClassifier(max_depth=3, cost_complexity=0.01).fit(X, y)
+    par = OptimalTreeClassifier(max_depth=3, cost_complexity=0.01, n_jobs=2).fit(X, y)
+    assert serial.search_ == par.search_ == "ordered"
+    assert par.objective_ == pytest.approx(serial.objective_, abs=1e-12)
+    assert par.status_ == serial.status_ == "optimal" and par.parallel_ is not None
 
 
 def test_shallow_fits_stay_serial():
