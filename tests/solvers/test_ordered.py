@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import optimal_cost, thermometer_codes
+from ordered_cases import weights_for
 
 from exactree import OptimalTreeClassifier
 from exactree.data import Binarizer
@@ -57,15 +58,6 @@ def random_numeric(rng, n_lo=5, n_hi=25):
     return X, y, K
 
 
-def random_weights(rng, n):
-    r = rng.random()
-    if r < 0.4:
-        return None
-    if r < 0.7:
-        return rng.integers(1, 4, n).astype(float)
-    return np.round(rng.uniform(0.1, 3.0, n), 3)
-
-
 def misclassified(model, X, y, w):
     w = np.ones(len(y)) if w is None else w
     return float(np.sum(w * (model.predict(X) != y)))
@@ -87,7 +79,7 @@ def test_matches_brute_force_on_raw_numeric_data(seed):
     rng = np.random.default_rng(seed)
     X, y, K = random_numeric(rng)
     depth = int(rng.integers(1, 4)) if len(y) > 10 else int(rng.integers(1, 5))
-    w = random_weights(rng, len(y))
+    w = weights_for(rng, len(y))
     min_leaf = 1 if rng.random() < 0.6 else int(rng.integers(2, 4))
     model = OptimalTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf,
                                   search="ordered").fit(X, y, sample_weight=w)
@@ -106,7 +98,7 @@ def test_solver_matches_brute_force_directly(seed):
     rng = np.random.default_rng(seed)
     X, y, K = random_numeric(rng, 5, 18)
     depth = int(rng.integers(1, 4))
-    w = random_weights(rng, len(y))
+    w = weights_for(rng, len(y))
     min_leaf = int(rng.integers(1, 3))
     enc = FeatureEncoder()
     Xe = enc.fit_transform(X)
@@ -197,7 +189,7 @@ def test_ordered_equals_binary_on_numeric_data(seed):
     y = (X[:, 0] + rng.normal(size=n) > 0).astype(int) + (rng.random(n) < 0.3) * (K - 2)
     if len(np.unique(y)) < 2:
         y[0] = 1 - y[0]
-    w = random_weights(rng, n)
+    w = weights_for(rng, n)
     depth = int(rng.integers(1, 4))
     min_leaf = int(rng.integers(1, 4))
     a, _ = fit_both(X, y, w, max_depth=depth, min_samples_leaf=min_leaf)
@@ -221,7 +213,7 @@ def test_ordered_equals_binary_and_oracle_on_mixed_data(seed):
     K = int(rng.integers(2, 4))
     y = rng.integers(0, K, n)
     y[:K] = np.arange(K)
-    w = random_weights(rng, n)
+    w = weights_for(rng, n)
     depth = int(rng.integers(1, 4))
     min_leaf = int(rng.integers(1, 3))
     a, _ = fit_both(df, y, w, max_depth=depth, min_samples_leaf=min_leaf)
@@ -315,7 +307,7 @@ def test_each_technique_off_gives_the_same_optimum(off, seed):
     rng = np.random.default_rng(seed)
     X, y, K = random_numeric(rng, 10, 40)
     depth = int(rng.integers(2, 4))
-    w = random_weights(rng, len(y))
+    w = weights_for(rng, len(y))
     min_leaf = int(rng.integers(1, 3))
     params = dict(max_depth=depth, min_samples_leaf=min_leaf, search="ordered")
     ref = OptimalTreeClassifier(**params).fit(X, y, sample_weight=w)
