@@ -72,7 +72,7 @@ def test_paper_datasets_against_exhaustive_dp(name, penalty, categorical_data):
     # before any is stored, so check without it)
     card = X.max(0) + 1
     plain = solve(X, card, np.unique(y, return_inverse=True)[1], np.ones(len(y)),
-                  len(np.unique(y)), penalty, lookahead=False)
+                  len(np.unique(y)), penalty, lookahead=False, depth2=0)
     assert plain.stats["memo_hits"] > 0
     assert plain.objective == pytest.approx(clf.objective_, abs=1e-12)
 
@@ -268,7 +268,7 @@ def test_lookahead_keeps_the_optimum(seed, lookahead, similar):
     for penalty in (0.0, 0.01, 0.03, 0.1):
         for max_depth in (None, 2, 3):
             res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, lookahead=lookahead,
-                        similar_support=similar)
+                        similar_support=similar, depth2=0)
             expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
             assert res.status == "optimal"
             assert res.objective == pytest.approx(expected, abs=1e-12)
@@ -284,8 +284,8 @@ def test_lookahead_solves_branches_without_storing_them(categorical_data):
     X, y = categorical_data("lymph")
     y = np.unique(y, return_inverse=True)[1]
     card = X.max(0) + 1
-    off = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=0)
-    on = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=99)
+    off = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=0, depth2=0)
+    on = solve(X, card, y, np.ones(len(y)), 4, 0.01, lookahead=99, depth2=0)
     assert on.objective == pytest.approx(off.objective, abs=1e-12)
     assert on.stats["solved_by_lookahead"] > 0
     assert on.stats["branches"] < off.stats["branches"] / 2
@@ -300,7 +300,7 @@ def test_anytime_tree_realises_its_objective_with_unexpanded_branches(binary_dat
     y = np.unique(y, return_inverse=True)[1]
     for cap, similar in ((300, False), (3000, True)):
         res = solve(X, np.full(X.shape[1], 2), y, np.ones(len(y)), 2, 0.01, max_branches=cap,
-                    similar_support=similar)
+                    similar_support=similar, depth2=0)
         assert res.status == "node_limit"
         err = (res.tree.predict(X) != y).mean()
         assert err + 0.01 * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)

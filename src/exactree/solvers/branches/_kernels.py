@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._pairs import branch_bounds, pair_row, prepare, workspace
 
 # nd_i columns
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
@@ -66,8 +67,8 @@ Q, RET = 0, 1
 COMPLETE, EXPANDED = 1, 2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
- C_LOOKAHEADS, C_SOLVED, C_SIMILAR) = range(13)
-N_COUNTERS = 13
+ C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS) = range(16)
+N_COUNTERS = 16
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -253,10 +254,11 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
-                 lb_out, ub_out, similar, cnt, B, W, lnode):
+                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
-    start from their look-ahead bounds when ``lookahead`` is on (the same values the expansion
-    of ``l`` used), else from the purification bound ``lam_w + EQ`` and the leaf."""
+    start from their depth-2 bounds with ``depth2`` (see :mod:`._pairs`), else from their
+    look-ahead bounds when ``lookahead`` is on (the same values the expansion of ``l`` used),
+    else from the purification bound ``lam_w + EQ`` and the leaf."""
     K = cls_bits.shape[0]
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
@@ -301,7 +303,37 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
                 icnt[K] += np.int64(popcount(word & mis_bits[nzw[i]]))
             for k in range(K + 1):
                 cc[j, k] = icnt[k] * w0
-    if any_new and lookahead > 0:
+    if any_new and depth2:
+        o3 = ws[12]
+        for u in range(card.shape[0]):
+            used[u] = False
+        for u in range(dep):
+            used[lit_feat[lit_store[ls + u]]] = True
+        nu = 0
+        for u in range(card.shape[0]):
+            if not used[u] and u != f:
+                UF[nu] = u
+                nu += 1
+        for j in range(card[f]):
+            if not need[j]:
+                continue
+            g = lit_off[f] + j
+            m = 0
+            for i in range(nnz):
+                sw = S[i] & lit_bits[g, nzw[i]]
+                if sw != 0:
+                    Sj[m] = sw
+                    jw[m] = nzw[i]
+                    m += 1
+            ctr[C_D2ROWS] += branch_bounds(Sj, jw, m, dep + 1, UF, nu, Z, y, w, weighted, w0,
+                                           lit_bits, cls_bits, mis_bits, lit_off, card, K,
+                                           lam_w, tol, max_depth, False, depth2, ws)
+            lb_out[j] = o3[0]
+            ub_out[j] = o3[1]
+            ctr[C_D2] += 1
+            if o3[0] >= o3[1] - tol:
+                ctr[C_D2SOLVED] += 1
+    elif any_new and lookahead > 0:
         for u in range(card.shape[0]):
             used[u] = False
         for u in range(dep):
@@ -356,9 +388,10 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         nd_f[c, LEAF] = tot - mx
         nd_f[c, EQ] = eq
         nd_f[c, REST] = np.inf
-        if lookahead > 0:
-            # UB is realised by the best depth-1 subtree (what the tree extraction rebuilds
-            # for a branch never expanded); a child the look-ahead solves is complete.
+        if lookahead > 0 or depth2:
+            # UB is realised by the best depth-1 (depth-2) subtree; the tree extraction rebuilds
+            # the best depth-2 subtree, no worse, for a branch never expanded. A child the
+            # bounds solve is complete.
             nd_f[c, LB] = max(lb_out[j], lam_w + eq)
             nd_f[c, UB] = ub_out[j]
             if lb_out[j] >= ub_out[j] - tol:
@@ -449,8 +482,11 @@ def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
             ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
-            P, lb_out, ub_out, similar, B, W, lnode):
-    """Evaluate every split of branch ``l`` (the paper's EXPANSION step)."""
+            P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF):
+    """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
+    splits are refined in increasing order of their bound until the least refined bound is no
+    more than the others: a refined split's children not in the memo are bounded by their best
+    split (:mod:`._pairs`: ``bl``), and solved when their best subtree of depth <= 1 meets it."""
     q = card.shape[0]
     K = cls_bits.shape[0]
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
@@ -460,12 +496,30 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     for t in range(dep):
         used[lit_feat[lit_store[ls + t]]] = True
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
-    _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
-                    weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
-
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
+    R, cb, ck, T, cls, raw, own, bl, bu, bf, q1b, done, o3, BW, R1, T11, CT, pos = ws
+    pairs = depth2 and not children_are_leaves
+    nS = 0
+    nw = 0
+    nu = 0
+    binary = False
+    if pairs:
+        for f in range(q):
+            if not used[f]:
+                UF[nu] = f
+                nu += 1
+        nS, nw, binary = prepare(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
+                                 mis_bits, lit_off, card, K, R, cb, ck, raw, own, BW, R1, pos)
+        sc = 1.0 if weighted else w0
+        for i in range(nu):
+            for g in range(lit_off[UF[i]], lit_off[UF[i] + 1]):
+                for k in range(K + 1):
+                    cnt[g, k] = raw[g, k] * sc
+    else:
+        _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
+                        weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
     _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
                     nd_h, lit_store, ht_key, ht_val, B, W, lnode)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
@@ -525,7 +579,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 else:
                     qinc += lam_w + eq  # the look-ahead below may raise it
                     uinc += lc
-                    if lookahead > dep + 1:
+                    if lookahead > dep + 1 and not depth2:
                         need[j] = True
                         n_need += 1
                         for k in range(K + 1):
@@ -572,11 +626,70 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         cand_i[n_cand, 2] = ninc
         cand_f[n_cand, 0] = qv
         cand_f[n_cand, 1] = ret
+        cand_f[n_cand, 2] = ubv
         if ubv < ub_best:
             ub_best = ubv
             ub_cand = n_cand
         n_cand += 1
         tpos += ninc
+    if pairs:
+        # Pass 1b: refine the splits with the least bounds (children new to the memo bounded
+        # by their best split) until the least unrefined bound is no less than a refined one.
+        gc_leaves = dep + 2 >= q or (max_depth >= 0 and dep + 2 >= max_depth)
+        sc = 1.0 if weighted else w0
+        for i in range(n_cand):
+            done[i] = False
+        best_ref = np.inf
+        while True:
+            i = -1
+            v = np.inf
+            for o in range(n_cand):
+                if not done[o] and cand_f[o, 0] < v:
+                    v = cand_f[o, 0]
+                    i = o
+            if i < 0 or v >= best_ref or v >= ub_best - tol:
+                break
+            done[i] = True
+            tpos = cand_i[i, 1]
+            ninc = cand_i[i, 2]
+            fresh = False
+            for t in range(ninc):
+                if tmpc[tpos + t] < 0:
+                    fresh = True
+            if fresh:
+                f = cand_i[i, 0]
+                pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
+                         sc, lam_w, tol, gc_leaves, False, R, cb, ck, T, cls, raw, own, bl, bu,
+                         bf, BW, R1, T11, CT, pos)
+                ctr[C_D2ROWS] += 1
+                ret = cand_f[i, 1]
+                qinc = 0.0
+                uinc = 0.0
+                t = 0
+                while t < ninc:
+                    c = tmpc[tpos + t]
+                    if c >= 0:
+                        qinc += nd_f[c, LB]
+                        uinc += nd_f[c, UB]
+                    else:
+                        g = -1 - c
+                        if bl[g] >= bu[g] - tol:  # solved by its best split: never stored
+                            ret += bu[g]
+                            ctr[C_SOLVED] += 1
+                            ninc -= 1
+                            tmpc[tpos + t] = tmpc[tpos + ninc]
+                            continue
+                        qinc += bl[g]
+                        uinc += bu[g]
+                    t += 1
+                cand_i[i, 2] = ninc
+                cand_f[i, 0] = ret + qinc
+                cand_f[i, 1] = ret
+                cand_f[i, 2] = ret + uinc
+                if ret + uinc < ub_best:
+                    ub_best = ret + uinc
+                    ub_cand = i
+            best_ref = min(best_ref, cand_f[i, 0])
     # Pass 2: store the `keep` survivors with the lowest bounds (and the incumbent's action).
     order = np.argsort(cand_f[:n_cand, 0], kind="mergesort")
     astart = ctr[C_ACTS]
@@ -693,8 +806,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, nd_i, nd_f,
-        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, depth2, nd_i,
+        nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -705,6 +818,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     purification + equivalent-points bounds), 1 when an action's children are stored, ``d + 1``
     also for every split evaluated by an expansion of a branch with fewer than ``d`` literals.
     ``similar`` adds the similar-support bound to the look-ahead (see ``_lookahead``).
+    ``depth2`` replaces the look-ahead by the exact depth-2 bounds of :mod:`._pairs`: every
+    child of every split evaluated is bounded by its best split, and every branch stored by its
+    best depth-2 subtree (solved outright when that meets the bound).
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -718,7 +834,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     icnt = np.empty(2 * K + 2, np.int64)
     tmpc = np.empty(G + 1, np.int64)
     cand_i = np.empty((q + 1, 3), np.int64)
-    cand_f = np.empty((q + 1, 2), np.float64)
+    cand_f = np.empty((q + 1, 3), np.float64)
     pn = np.empty(q + 2, np.int64)
     pa = np.empty(q + 2, np.int64)
     cmax = 0
@@ -735,6 +851,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     B = np.zeros(G, np.float64)
     W = np.zeros(G, np.float64)
     lnode = np.zeros(G, np.int64)
+    # depth-2 buffers (see _pairs)
+    ws = workspace(Z.shape[0], n_words if depth2 else 1, q, G, K, cmax)
+    UF = np.empty(q + 1, np.int64)
     it = 0
     while it < max_iter:
         if nd_i[0, FLG] & COMPLETE:
@@ -757,7 +876,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode)
+                        similar, B, W, lnode, depth2, ws, UF)
                 break
             best = -1
             minq = np.inf
@@ -771,7 +890,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode)
+                        similar, B, W, lnode, depth2, ws, UF)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -787,7 +906,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
-                             B, W, lnode)
+                             B, W, lnode, depth2, ws, UF)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -21,6 +21,7 @@ from ...tree import Tree, TreeBuilder
 from ..result import (INTERRUPTED, MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT,
                       SolveResult)
 from . import _kernels as K
+from ._pairs import branch_bounds, workspace
 
 _SEED = 0x5EED_B4A7C4E5
 _MAX_LEN = 2**31 - 1
@@ -151,7 +152,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
-          similar_support: bool = False, progress: Progress | None = None) -> SolveResult:
+          similar_support: bool = False, depth2: int = 8,
+          progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -181,6 +183,10 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         siblings (other splits of the same branch) minus the weight they do not share with it
         (GOSDT's similar-support bound). Speed, not results; off by default, as it prunes a
         few percent of branches but costs more than that in time on the shared data sets.
+    depth2 : bound every child of every split evaluated by its best split (exact depth-1
+        look-ahead from pair counts), and every branch stored by its best subtree of depth <= 2
+        (solved outright, nothing stored below it, when that subtree meets the bound); replaces
+        ``lookahead`` and ``similar_support`` when on. Speed and memory, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -261,7 +267,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             it0 = int(st.ctr[K.C_ITERS])
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
-                         max_nodes, int(lookahead), bool(similar_support), *st.arrays())
+                         max_nodes, int(lookahead), bool(similar_support), int(depth2),
+                         *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -283,7 +290,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 left = 0.05 if deadline is None else min(0.05, deadline - now)
                 chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
-    tree, cost = _extract(st, zob, Z, y, w, n_classes, card, lit_off, lam_w, tol, md, feature_map)
+    tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
+                          feature_map, lit_bits, cls_bits, mis_bits)
     objective = cost / total
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
@@ -301,6 +309,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "pruned_actions": int(c[K.C_PRUNED]), "re_expansions": int(c[K.C_REEXP]),
         "lookaheads": int(c[K.C_LOOKAHEADS]), "solved_by_lookahead": int(c[K.C_SOLVED]),
         "raised_by_similar_support": int(c[K.C_SIMILAR]),
+        "depth2_bounds": int(c[K.C_D2]), "solved_by_depth2": int(c[K.C_D2SOLVED]),
+        "depth2_rows": int(c[K.C_D2ROWS]),
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
@@ -309,54 +319,72 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                        upper_bound=objective, stats=stats)
 
 
-def _best_stump(rows: np.ndarray, used: set, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float,
-                tol: float) -> int:
-    """Feature of the best subtree of depth <= 1 of a branch with these rows (-1: a leaf), by the
-    kernels' rule: a split must beat the leaf by more than ``tol``, its children being leaves."""
-    q = Z.shape[1]
-    G = int(lit_off[-1])
-    idx = (Z[rows] + lit_off[:q]).ravel()  # literal of every (row, feature)
-    cell = np.stack([np.bincount(idx, weights=np.repeat(w[rows] * (y[rows] == k), q), minlength=G)
-                     for k in range(n_classes)], axis=1)  # class weights of every literal
-    tot = cell.sum(1)
-    cost = lam_w + np.add.reduceat(tot - cell.max(1), lit_off[:q])
-    nonempty = np.add.reduceat((tot > 0).astype(np.int64), lit_off[:q])
-    cost[(nonempty < 2) | np.isin(np.arange(q), list(used))] = np.inf
-    counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-    f = int(np.argmin(cost)) if q else -1
-    return f if q and cost[f] < float(counts.sum() - counts.max()) - tol else -1
+class _Depth2:
+    """Best subtree of depth <= 2 of a branch, by the kernels' rule (:mod:`._pairs`)."""
+
+    def __init__(self, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
+                 n_classes, lam_w, tol, max_depth):
+        n, q = Z.shape
+        self.args = (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card,
+                     n_classes, lam_w, tol, max_depth)
+        self.n_words = lit_bits.shape[1]
+        self.ws = workspace(n, self.n_words, q, int(lit_off[-1]), n_classes,
+                            int(card.max()) if q else 1)
+
+    def __call__(self, rows: np.ndarray, used: set) -> tuple[int, np.ndarray]:
+        """Root feature (-1: a leaf) and, per literal, the child's split (-1: a leaf) of the
+        best subtree of depth <= 2 of the branch with these rows (a boolean mask)."""
+        Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md = \
+            self.args
+        q = Z.shape[1]
+        UF = np.array([f for f in range(q) if f not in used] + [0], np.int64)
+        S = _bits(rows[None, :], self.n_words)[0]
+        nzw = np.arange(self.n_words, dtype=np.int64)
+        branch_bounds(S, nzw, self.n_words, len(used), UF, q - len(used), Z, y, w, weighted, w0,
+                      lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md, True, q,
+                      self.ws)
+        out, bf = self.ws[12], self.ws[9]
+        return int(out[2]), bf
 
 
 def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-             n_classes: int, card: np.ndarray, lit_off: np.ndarray, lam_w: float, tol: float,
-             max_depth: int, fmap: FeatureMap) -> tuple[Tree, float]:
+             weighted: bool, w0: float, n_classes: int, card: np.ndarray, lit_off: np.ndarray,
+             lam_w: float, tol: float, max_depth: int, fmap: FeatureMap, lit_bits: np.ndarray,
+             cls_bits: np.ndarray, mis_bits: np.ndarray) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
-    expanded (not stored, or stored with its look-ahead bounds only) gets its best subtree of
-    depth <= 1, which is what the kernels count as its incumbent. Returns the tree and its cost
-    (in weight units)."""
+    expanded (not stored, or stored with its look-ahead or depth-2 bounds only) gets its best
+    subtree of depth <= 2, which costs at most what the kernels count as its incumbent (its
+    best subtree of depth <= 1 or <= 2). Returns the tree and its cost (in weight units)."""
     n = len(y)
     q = Z.shape[1]
     lit_feat = np.repeat(np.arange(q), card)
-    entries: list[list] = [[(), np.ones(n, bool), -1, False]]  # literals, rows, fallback, leaf only
+    depth2 = _Depth2(Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
+                     n_classes, lam_w, tol, max_depth)
+    # literals, rows, fallback label, forced split (None: look the branch up; -1: a leaf)
+    entries: list[list] = [[(), np.ones(n, bool), -1, None]]
     info: list[tuple] = [None]
     i = 0
     cost = 0.0
     n_splits = 0
     while i < len(entries):
-        lits, rows, fallback, leaf_only = entries[i]
+        lits, rows, fallback, forced = entries[i]
         counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
         label = int(np.argmax(counts)) if counts.sum() > 0 else max(fallback, 0)
-        f, stump = -1, False
-        if rows.any() and not leaf_only and len(lits) < q and (max_depth < 0 or len(lits) < max_depth):
+        f = -1
+        kid_forced = None  # the children's forced splits (None: look them up)
+        if forced is not None:
+            f = forced
+            if f >= 0:
+                kid_forced = [-1] * int(card[f])
+        elif rows.any() and len(lits) < q and (max_depth < 0 or len(lits) < max_depth):
             node = st.find(lits, zob)
             if node >= 0 and st.nd_i[node, K.FLG] & K.EXPANDED:
                 act = int(st.nd_i[node, K.UBA])
                 f = int(st.ac_i[act, K.FEAT]) if act >= 0 else -1
             else:
-                f = _best_stump(np.flatnonzero(rows), {int(lit_feat[g]) for g in lits}, Z, y, w,
-                                n_classes, card, lit_off, lam_w, tol)
-                stump = True
+                f, bf = depth2(rows, {int(lit_feat[g]) for g in lits})
+                if f >= 0:
+                    kid_forced = [int(bf[lit_off[f] + j]) for j in range(int(card[f]))]
         if f < 0:
             cost += float(counts.sum() - (counts[label] if counts.sum() > 0 else 0.0))
             info[i] = (counts, label, -1, [])
@@ -366,7 +394,8 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
             for j in range(int(card[f])):
                 g = int(lit_off[f]) + j
                 kids.append(len(entries))
-                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label, stump])
+                kf = None if kid_forced is None else kid_forced[j]
+                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label, kf])
                 info.append(None)
             info[i] = (counts, label, f, kids)
         i += 1
