@@ -15,7 +15,9 @@ the rows both solved to proven optimality, with identical objectives required.
 Part 2 ends with the goals of issue 16: the problems GOSDT does not prove within its limit and
 whether we prove them within ours (``--limit``, 90 s), and the geometric-mean time ratio.
 ``--hard`` runs the binary sets where GOSDT (and BRANCHES before the look-ahead bounds) stopped;
-``--lookahead 0`` runs our solver without look-ahead bounds (the "before" numbers).
+``--lookahead 0`` runs our solver without look-ahead bounds (the "before" numbers);
+``--depth2 0`` without the depth-2 bounds from pair counts (``--depth2 N``: at most N feature
+rows per bound).
 
 Run:  python benchmarks/bench_branches.py [--gosdt-limit 90] [--binary NAME ... | --hard]
 Timings are wall-clock on whatever machine runs this; ours are warm (kernels compiled and
@@ -82,11 +84,13 @@ def one_hot_drop_last(X: np.ndarray) -> np.ndarray:
 
 
 def ours(X: np.ndarray, y: np.ndarray, lam: float, repeats: int, time_limit: float | None = None,
-         lookahead: int | None = None):
+         lookahead: int | None = None, depth2: int | None = None):
     """Best-of-``repeats`` warm time of the solver and its result."""
     card = X.max(axis=0) + 1
     best, res = math.inf, None
     extra = {} if lookahead is None else {"lookahead": lookahead}
+    if depth2 is not None:
+        extra["depth2"] = depth2
     for _ in range(repeats):
         t = time.perf_counter()
         res = solve(X, card, y, np.ones(len(y)), int(y.max()) + 1, lam, time_limit=time_limit,
@@ -159,6 +163,8 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=90.0, help="our time limit (s) per run")
     ap.add_argument("--lookahead", type=int, default=None,
                     help="our look-ahead mode (default: the solver's; 0 = off)")
+    ap.add_argument("--depth2", type=int, default=None,
+                    help="our depth-2 bound row budget (default: the solver's; 0 = off)")
     ap.add_argument("--hard", action="store_true", help="run the HARD_BINARY sets")
     ap.add_argument("--lam", type=float, default=0.01, help="lambda on the binary datasets")
     ap.add_argument("--binary", nargs="*", default=DEFAULT_BINARY, help="binary dataset names")
@@ -231,7 +237,8 @@ def part2(args, keep) -> None:
         rows += [(n, *load_binary(n), args.lam) for n in args.binary if keep(n)]
     ratios, gosdt_stuck = [], []
     for label, X, y, lam in rows:
-        res, t = ours(X, y, lam, args.repeats, time_limit=args.limit, lookahead=args.lookahead)
+        res, t = ours(X, y, lam, args.repeats, time_limit=args.limit, lookahead=args.lookahead,
+                      depth2=args.depth2)
         g_status, g_ub, g_lb, g_it, g_t = gosdt(X, y, lam, args.gosdt_limit, args.gosdt_mem)
         our_obj = res.objective + lam
         both = res.status == "optimal" and g_status == "converged"
