@@ -256,6 +256,18 @@ def random_binary(seed: int):
     return Z, np.full(q, 2), y, w, K
 
 
+def assert_oracle_optimum(res, Z, card, y, w, K, penalty, max_depth):
+    """``res`` is proven optimal, equals the brute force, its tree realises its objective and
+    respects the depth limit."""
+    expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(expected, abs=1e-12)
+    err = w[res.tree.predict(Z) != y].sum() / w.sum()
+    assert err + penalty * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
+    if max_depth is not None:
+        assert res.tree.max_depth <= max_depth
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("lookahead,similar", [(0, False), (1, False), (1, True), (2, False),
                                                (3, False), (3, True), (99, False), (99, True)])
@@ -269,13 +281,7 @@ def test_lookahead_keeps_the_optimum(seed, lookahead, similar):
         for max_depth in (None, 2, 3):
             res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, lookahead=lookahead,
                         similar_support=similar, depth2=0)
-            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
-            assert res.status == "optimal"
-            assert res.objective == pytest.approx(expected, abs=1e-12)
-            err = w[res.tree.predict(Z) != y].sum() / w.sum()
-            assert err + penalty * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
-            if max_depth is not None:
-                assert res.tree.max_depth <= max_depth
+            assert_oracle_optimum(res, Z, card, y, w, K, penalty, max_depth)
             if lookahead == 0:
                 assert res.stats["lookaheads"] == 0
 
@@ -321,13 +327,7 @@ def test_depth2_bounds_keep_the_optimum(seed, depth2):
     for penalty in (0.0, 0.01, 0.03, 0.1):
         for max_depth in (None, 1, 2, 3):
             res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2)
-            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
-            assert res.status == "optimal"
-            assert res.objective == pytest.approx(expected, abs=1e-12)
-            err = w[res.tree.predict(Z) != y].sum() / w.sum()
-            assert err + penalty * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
-            if max_depth is not None:
-                assert res.tree.max_depth <= max_depth
+            assert_oracle_optimum(res, Z, card, y, w, K, penalty, max_depth)
             assert (res.stats["depth2_bounds"] == 0) or depth2 > 0
 
 

@@ -73,6 +73,21 @@ N_COUNTERS = 16
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
 
+@njit(cache=True, inline="always")
+def _child_rows(S, nzw, nnz, bits, Sj, jw):
+    """The rows of a branch (its non-zero words ``S[:nnz]`` at word indices ``nzw``) that a
+    literal with bit rows ``bits`` keeps, as non-zero words ``Sj`` at indices ``jw``; returns
+    their number."""
+    m = 0
+    for i in range(nnz):
+        s = S[i] & bits[nzw[i]]
+        if s != 0:
+            Sj[m] = s
+            jw[m] = nzw[i]
+            m += 1
+    return m
+
+
 @njit(cache=True)
 def _find(h, l, g, nd_i, lit_store, ht_key, ht_val):
     """Node holding the branch ``literals(l) + {g}`` (hash ``h``), or -1."""
@@ -195,13 +210,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
         if not need[j]:
             continue
         g = lit_off[f] + j
-        m = 0
-        for i in range(nnz):
-            s = S[i] & lit_bits[g, nzw[i]]
-            if s != 0:
-                Sj[m] = s
-                jw[m] = nzw[i]
-                m += 1
+        m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
         # P[g2] = class weights (then EQ) of the grandchild  child & g2, for every unused g2
         was_used = used[f]
         used[f] = True  # the child's own feature splits it no further
@@ -318,13 +327,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             if not need[j]:
                 continue
             g = lit_off[f] + j
-            m = 0
-            for i in range(nnz):
-                sw = S[i] & lit_bits[g, nzw[i]]
-                if sw != 0:
-                    Sj[m] = sw
-                    jw[m] = nzw[i]
-                    m += 1
+            m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
             ctr[C_D2ROWS] += branch_bounds(Sj, jw, m, dep + 1, UF, nu, Z, y, w, weighted, w0,
                                            lit_bits, cls_bits, mis_bits, lit_off, card, K,
                                            lam_w, tol, max_depth, False, depth2, ws)
