@@ -154,7 +154,8 @@ def _gini(pre, tot, s, target):
 def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature,
               target, penalty):
     """Evaluate the split of side ``s`` after its first ``c`` rows (in feature ``g``'s order);
-    returns the weight the next rows must move before another split there can do better.
+    returns the weight the next rows must move before another split there can do better (INF:
+    none of this feature's later splits can).
     ``per_feature``: also keep each feature's least Gini impurity (``feat_cost``) and where it
     lies (``feat_pos``), which orders the features and their first splits; every split is then
     evaluated. A split costs its two leaves plus ``penalty``."""
@@ -174,6 +175,10 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return 0.0
     if per_feature:
         return -1.0
+    # A later split's left leaf holds these rows and more: once they alone cost the best, no
+    # later split of this feature can beat it.
+    if _leaf(pre[s], target) + penalty >= best[s, 0]:
+        return INF
     if target is not None:
         return -1.0  # squared error: no skip, every split is evaluated
     return _skip(pre, tot, s, best[s, 0] - penalty)
@@ -249,7 +254,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
     only where it can beat its side's best: after one that misses by ``gap``, the next rows must
     move more than ``gap`` weight first (ConTree's skip). ``scratch_f``/``scratch_i`` are unused
     float/int arrays standing in for :func:`_consider`'s per-feature outputs. A side is done
-    once its best costs at most ``penalty`` (no split costs less).
+    with a feature once the rows swept cost its best as one leaf (every later split's left
+    leaf holds them), and with all features once its best costs at most ``penalty``.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -285,10 +291,12 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
                                 scratch_f, scratch_i, False, target, penalty)
                 if one:
                     skip1 = gap
-                    done1 = best[1, 0] <= penalty
+                    done1 = best[1, 0] <= penalty or gap == INF
                 else:
                     skip0 = gap
-                    done0 = best[0, 0] <= penalty
+                    done0 = best[0, 0] <= penalty or gap == INF
+                if done0 and done1:
+                    break
             _add(pre, s, lab[g, t], w, r, target)
             c1 += s
             c0 += 1 - s
@@ -299,7 +307,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
 
 
 @njit(cache=True)
-def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cnt_tot,
+def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
                         best, feat_lb, order, feat_out, penalty):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
@@ -316,9 +324,9 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
     reach both sides' best so far is skipped. ``feat_out[g, s]`` receives each feature's best
     (or its bound, when skipped).
 
-    Every ``SWEEP_BLOCK`` rows a sweep stops once neither side can still beat its best: the
-    rest of a side moves ``P0 - P1`` by at most its remaining rows times ``wmax`` (the largest
-    row weight). Every split costs ``penalty`` more than its two leaves.
+    Every ``SWEEP_BLOCK`` rows a sweep stops once neither side can still beat its best: a later
+    split's left leaf holds the rows swept, so it costs ``min(P0, P1)`` at least. Every split
+    costs ``penalty`` more than its two leaves.
     """
     F = rows.shape[0]
     n0 = cnt_tot[0]
@@ -341,6 +349,8 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
         d1 = 0.0
         c0 = 0
         c1 = 0
+        q0 = 0.0  # weight swept on each side
+        q1 = 0.0
         lo0 = INF
         hi0 = -INF
         lo1 = INF
@@ -360,6 +370,8 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
                 d0 += v - v * s
                 c1 += s
                 c0 += 1 - s
+                q1 += w * s
+                q0 += w - w * s
                 if bg[t + 1] != bg[t]:
                     if c0 >= min_leaf and n0 - c0 >= min_leaf:
                         if d0 < lo0:
@@ -376,11 +388,10 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, wmax, min_leaf, tot, cn
                             hi1 = d1
                             at_hi1 = t
             start = stop
-            # Least cost any later split can reach on each side, against what it must beat.
-            m0 = wmax * (n0 - c0)
-            m1 = wmax * (n1 - c1)
-            reach0 = min(tot[0, 1] + d0 - m0, tot[0, 0] - d0 - m0) + penalty
-            reach1 = min(tot[1, 1] + d1 - m1, tot[1, 0] - d1 - m1) + penalty
+            # Least cost any later split can reach on each side (its left leaf holds the rows
+            # swept: class weights (q + d) / 2 and (q - d) / 2), against what it must beat.
+            reach0 = 0.5 * min(q0 + d0, q0 - d0) + penalty
+            reach1 = 0.5 * min(q1 + d1, q1 - d1) + penalty
             if (reach0 >= min(best[0, 0], tot[0, 1] + lo0 + penalty, tot[0, 0] - hi0 + penalty)
                     and reach1 >= min(best[1, 0], tot[1, 1] + lo1 + penalty,
                                       tot[1, 0] - hi1 + penalty)):
@@ -625,7 +636,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ev_g = np.zeros((Lmax, n + 1 if K == 2 else 1, F, 2))
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
-    wmax = 1.0 if unit else weights.max() if n else 0.0
     # Classes present on each side of every split of the current feature (_count_sides).
     class_bound = flags[USE_CLASS_BOUND] and penalty > 0.0 and target is None and K > 1
     sides_k = np.zeros((Lmax, n + 1 if class_bound else 0, 2), np.int64)
@@ -721,7 +731,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     binary = K == 2  # the two-class sweep is a misclassification fact
                 if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights, wmax,
+                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights,
                                         min_leaf, tot2, cnt2, sw, feat_lb, gorder,
                                         ev_g[L, s], penalty)
                 else:
