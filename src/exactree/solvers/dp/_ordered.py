@@ -640,6 +640,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     class_bound = flags[USE_CLASS_BOUND] and penalty > 0.0 and target is None and K > 1
     sides_k = np.zeros((Lmax, n + 1 if class_bound else 0, 2), np.int64)
     class_rows = np.zeros((2, K), np.int64)
+    fr_sides = np.zeros(Lmax, np.bool_)  # whether sides_k holds the current feature's splits
     wmin = 1.0
     if not unit and n:
         wmin = INF
@@ -706,12 +707,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
                             queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi,
-                            penalty, sides_k, class_rows)
+                            penalty, sides_k, class_rows, fr_sides)
         if s >= 0:
             f = fr_f[L]
             p = sp[L, s]
             cb_l = cb_r = 0.0
-            if class_bound:
+            if class_bound and fr_sides[L]:
                 cb_l = _class_bound(sides_k[L, s, 0], fr_d[L] - 1, penalty, wmin)
                 cb_r = _class_bound(sides_k[L, s, 1], fr_d[L] - 1, penalty, wmin)
                 if cb_l + cb_r + penalty >= fr_ub[L]:  # not worth evaluating
@@ -1124,12 +1125,14 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
 @njit(cache=True)
 def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows):
+                cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
     docstring). The root (``L == 0``) splits only within ``root_lo``/``root_hi``. With
-    ``sides_k`` sized for it, its row ``L`` gets the classes on each side of every split."""
+    ``sides_k`` sized for it, its row ``L`` gets the classes on each side of every split
+    (``fr_sides[L]``), unless two classes and the incumbent make :func:`_class_bound` useless:
+    then both sides' bounds are ``penalty`` at most and prune only below ``3 * penalty``."""
     F = rows.shape[1]
     n = fr_n[L]
     while True:
@@ -1158,7 +1161,9 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
             fr_m[L] = m
             if m == 0:
                 continue
-            if sides_k.shape[1]:
+            fr_sides[L] = sides_k.shape[1] > 0 and (class_rows.shape[1] > 2
+                                                    or fr_ub[L] <= 3.0 * penalty)
+            if fr_sides[L]:
                 _count_sides(lab[L, f], rows[L, f], weights, unit, n, sp[L], m, class_rows,
                              sides_k[L])
             first = (m - 1) // 2
