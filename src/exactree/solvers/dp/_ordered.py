@@ -717,6 +717,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 cb_r = _class_bound(sides_k[L, s, 1], fr_d[L] - 1, penalty, wmin)
                 if cb_l + cb_r + penalty >= fr_ub[L]:  # not worth evaluating
                     stats[ST_PRUNED] += 1
+                    if fr_d[L] == 2 and ev_g.shape[1] > 1:
+                        # The class bounds hold for every feature's depth-one tree too (the
+                        # neighbours' feature bounds read them).
+                        ev_g[L, s, :, 0] = cb_l
+                        ev_g[L, s, :, 1] = cb_r
                     _record(L, bv[L, f, p - 1], cb_l, cb_r, False, mono, flags, fr_ub, fr_best,
                             fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid,
                             best_f, best_b, kid_f, kid_b, fr_d, penalty)
