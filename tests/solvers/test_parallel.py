@@ -186,3 +186,23 @@ def test_grid_search_over_cost_complexity_in_parallel():
                        n_jobs=2).fit(X, y)
     assert one.best_params_ == two.best_params_
     assert np.allclose(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
+
+
+def test_plan_keeps_to_a_share_of_the_time_limit(monkeypatch):
+    # The ordered search's first incumbent (a depth-2 search over every threshold) is bounded
+    # by part of the fit's time limit, so that big data cannot overrun it before the tasks.
+    from exactree.solvers.dp.ordered import OrderedSolver
+
+    seen = []
+    original = OrderedSolver.plan_parallel
+
+    def plan(self, n_tasks, time_limit=None):
+        seen.append(time_limit)
+        return original(self, n_tasks, time_limit=time_limit)
+
+    monkeypatch.setattr(OrderedSolver, "plan_parallel", plan)
+    X, y = _numeric_problem(3)
+    model = _fit(X, y, 2, max_depth=3, time_limit=20.0, search="ordered")
+    assert model.status_ == "optimal"
+    share = parallel_module.PLAN_SHARE * 20.0  # of the time left when the parallel search starts
+    assert len(seen) == 1 and 0.9 * share < seen[0] <= share

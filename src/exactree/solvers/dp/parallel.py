@@ -38,10 +38,13 @@ import numpy as np
 from ...progress import BOARD_SIZE, BOUND, DEADLINE, NODES, Progress, new_board
 from .._workers import n_workers
 from ._lexicographic import ranking, solver_cost_bound
+from .ordered import OrderedSolver
 from .solver import DPSolution
 
 # Tasks per worker: enough to keep every worker busy while the slowest task finishes.
 TASKS_PER_WORKER = 4
+# Share of a time limit the ordered search's plan (its depth-2 first incumbent) may take.
+PLAN_SHARE = 0.25
 _STOP = -math.inf
 # Each worker's copy of the solver of the running fit, by (fit, process, thread).
 _local: dict[tuple[str, int, int], Any] = {}
@@ -213,6 +216,10 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
     workers = n_workers(n_jobs)
     report = ParallelReport(workers)
     extra = {"max_nodes": solve_args["max_nodes"]} if "max_nodes" in solve_args else {}
+    if time_limit is not None and isinstance(solver, OrderedSolver):
+        # Its first incumbent is a depth-2 search over every threshold (milliseconds usually,
+        # unbounded on big data): it gets a share of the limit, the tasks the rest.
+        extra["time_limit"] = PLAN_SHARE * float(time_limit)
     tasks, first = solver.plan_parallel(TASKS_PER_WORKER * workers, **extra)
     upper = solve_args.get("upper_bound", math.inf)
     best = _rank(solver, first) if _rank(solver, first) < upper else math.inf
