@@ -16,7 +16,6 @@ reports status ``"interrupted"``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import select
@@ -24,10 +23,15 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
+
+try:  # the C functions behind `signal`, without its enum wrapping (microseconds a fit)
+    import _signal as _raw_signal
+except ImportError:  # pragma: no cover - CPython has it
+    _raw_signal = signal
 
 # Board slots. BOUND: an upper bound set from outside while the kernel runs (parallel fits: the
 # best objective another worker has found); the root only looks for trees below it.
@@ -81,6 +85,38 @@ _watcher: _Watcher | None = None
 _watcher_lock = threading.Lock()
 
 
+class _Deferred:
+    """:meth:`Progress.deferred_interrupts` as a plain class: it runs around every kernel
+    call, where a generator-based context manager and ``signal``'s enum conversions took
+    about ten microseconds (a few percent of a sub-millisecond fit)."""
+
+    __slots__ = ("old_fd", "previous", "progress", "wakeup_fd")
+
+    def __init__(self, progress: Progress, wakeup_fd: int) -> None:
+        self.progress = progress
+        self.wakeup_fd = wakeup_fd
+        self.previous: Any = None
+        self.old_fd: int | None = None
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.progress.interrupted = True
+
+    def __enter__(self) -> None:
+        if (threading.get_ident() != threading.main_thread().ident
+                or _raw_signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+            return
+        self.previous = _raw_signal.signal(signal.SIGINT, self._note)
+        if self.wakeup_fd >= 0:
+            self.old_fd = _raw_signal.set_wakeup_fd(self.wakeup_fd, warn_on_full_buffer=False)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is None:
+            return
+        if self.old_fd is not None:
+            _raw_signal.set_wakeup_fd(self.old_fd)
+        _raw_signal.signal(signal.SIGINT, self.previous)
+
+
 def _get_watcher() -> _Watcher:
     global _watcher
     with _watcher_lock:
@@ -120,13 +156,13 @@ class Progress:
         if self.interrupted:
             board[DEADLINE] = -math.inf
         self._nodes_before = self._nodes_done
-        watcher = _get_watcher()
+        watcher = _watcher if _watcher is not None else _get_watcher()
         me = threading.get_ident()
         watcher.active[me] = (self, board, scale, track)
         if self.verbose:
             watcher.wake()  # start its clock
         try:
-            with self.deferred_interrupts(wakeup_fd=watcher.signals_w):
+            with _Deferred(self, watcher.signals_w):
                 result = kernel(*args)
         finally:
             del watcher.active[me]
@@ -134,29 +170,13 @@ class Progress:
         self._nodes_done = self.nodes
         return result
 
-    @contextlib.contextmanager
-    def deferred_interrupts(self, wakeup_fd: int = -1) -> Iterator[None]:
-        """Inside the block Ctrl-C sets ``interrupted`` instead of raising (a search driven
-        from Python checks it between kernel calls; the watcher stops a running kernel through
-        ``wakeup_fd``). Ctrl-C is left alone outside the main thread (where no handler can be
-        set) and where the program set SIGINT's handler itself or ignores SIGINT (e.g. a
-        background job)."""
-        def note(signum: int, frame: Any) -> None:
-            self.interrupted = True
-
-        if (threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-            yield
-            return
-        previous = signal.signal(signal.SIGINT, note)
-        old_fd = signal.set_wakeup_fd(wakeup_fd, warn_on_full_buffer=False) if wakeup_fd >= 0 \
-            else None
-        try:
-            yield
-        finally:
-            if old_fd is not None:
-                signal.set_wakeup_fd(old_fd)
-            signal.signal(signal.SIGINT, previous)
+    def deferred_interrupts(self, wakeup_fd: int = -1) -> _Deferred:
+        """A context manager: inside the block Ctrl-C sets ``interrupted`` instead of raising
+        (a search driven from Python checks it between kernel calls; the watcher stops a
+        running kernel through ``wakeup_fd``). Ctrl-C is left alone outside the main thread
+        (where no handler can be set) and where the program set SIGINT's handler itself or
+        ignores SIGINT (e.g. a background job)."""
+        return _Deferred(self, wakeup_fd)
 
     def check(self) -> None:
         """For searches driven from Python: report when a line is due (see :meth:`update`)."""
