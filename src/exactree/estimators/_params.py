@@ -136,6 +136,15 @@ def _describe(constraint: Any) -> str:
     return str(constraint)
 
 
+# Values of these exact types are immutable, and whether a constraint list accepts one depends
+# only on its type and value: accepted ones are remembered per list (checking every parameter
+# afresh costs tens of microseconds, much of a millisecond fit). Keyed by the list's id, with
+# the list itself held so that the id is never reused; at most _MEMO_SIZE values per list.
+_MEMO_TYPES = (int, float, str, bool, type(None))
+_MEMO_SIZE = 256
+_memo: dict[int, tuple[Any, set[tuple[type, Any]]]] = {}
+
+
 def validate_params(constraints: Mapping[str, Any], params: Mapping[str, Any],
                     caller: str) -> None:
     """Raise :class:`InvalidParameterError` for the first parameter no constraint accepts.
@@ -144,7 +153,18 @@ def validate_params(constraints: Mapping[str, Any], params: Mapping[str, Any],
     """
     for name, value in params.items():
         allowed = constraints.get(name, "no_validation")
-        if allowed == "no_validation" or any(_accepts(c, value) for c in allowed):
+        if type(allowed) is list and type(value) in _MEMO_TYPES:
+            entry = _memo.get(id(allowed))
+            if entry is None or entry[0] is not allowed:
+                entry = _memo[id(allowed)] = (allowed, set())
+            key = (type(value), value)
+            if key in entry[1]:
+                continue
+            if any(_accepts(c, value) for c in allowed):
+                if len(entry[1]) < _MEMO_SIZE:
+                    entry[1].add(key)
+                continue
+        elif allowed == "no_validation" or any(_accepts(c, value) for c in allowed):
             continue
         shown = [_describe(c) for c in allowed]
         expected = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
