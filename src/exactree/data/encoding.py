@@ -133,6 +133,19 @@ def nonfinite_error(values: np.ndarray, finite: np.ndarray, column: str,
                       "finite value")
 
 
+_numeric: tuple[Column, ...] = ()  # Column(f"x{j}"), made once (they are immutable)
+
+
+def _numeric_columns(n: int) -> list[Column]:
+    """The first ``n`` numeric columns of an array without names: ``x0, x1, ...`` (a frozen
+    dataclass costs about a microsecond to make, per column and fit)."""
+    global _numeric
+    made = _numeric
+    if len(made) < n:  # a new tuple, not appends: threads may race here
+        made = _numeric = made + tuple(Column(f"x{j}") for j in range(len(made), n))
+    return list(made[:n])
+
+
 class FeatureEncoder:
     """Learns which columns are categorical and their categories; maps input to floats.
 
@@ -154,6 +167,10 @@ class FeatureEncoder:
         self.estimator = estimator
 
     def fit_transform(self, X: Any) -> np.ndarray:
+        if (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf"
+                and self.categorical is None):
+            self.columns_ = _numeric_columns(X.shape[1])  # what the loop below gives
+            return self.transform(X)
         arrays, names, cats = _columns_of(X)
         forced = set()
         for c in self.categorical or ():
@@ -196,10 +213,7 @@ class FeatureEncoder:
             # A numeric matrix: one copy and one check for all columns (the column loop below
             # costs microseconds per column); the loop still names a column with a bad value.
             out = np.array(X, dtype=np.float64, order="C")
-            finite = np.isfinite(out)
-            if self.allow_nan:
-                finite |= np.isnan(out)
-            if finite.all():
+            if not (np.isinf(out).any() if self.allow_nan else not np.isfinite(out).all()):
                 return out
         arrays, names, _ = _columns_of(X)
         if len(arrays) != len(self.columns_):

@@ -129,7 +129,10 @@ def _unique_inverse(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         low, high = int(y.min()), int(y.max())
         if high - low <= 4 * len(y) + 1024:
             offset = y - low if low else y
-            present = np.bincount(offset, minlength=high - low + 1) > 0
+            counts = np.bincount(offset, minlength=high - low + 1)
+            if counts.all():  # every label of the range present: the offsets are the indices
+                return np.arange(low, high + 1, dtype=y.dtype), offset
+            present = counts > 0
             classes = (np.flatnonzero(present) + low).astype(y.dtype)
             return classes, (np.cumsum(present) - 1)[offset]
     return np.unique(y, return_inverse=True)

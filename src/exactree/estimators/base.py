@@ -116,12 +116,24 @@ def _check_finite_columns(X: Any, allow_nan: bool = False, estimator: str | None
         return  # ragged input: check_array reports it
     if A.ndim != 2 or A.dtype.kind != "f":
         return
+    nonfinite = np.isinf(A).any() if allow_nan else not np.isfinite(A).all()
+    if not nonfinite:
+        return  # all is well: one pass over the data, then the details only for the error
     finite = np.isfinite(A)
     if allow_nan:
         finite |= np.isnan(A)
     if not finite.all():
         bad = np.flatnonzero(~finite.all(axis=0))[0]
         raise nonfinite_error(A[:, bad], finite[:, bad], f"{bad} (x{bad})", estimator)
+
+
+def _check_lengths(*arrays: Any) -> None:
+    """scikit-learn's ``check_consistent_length``, without its per-argument probes where every
+    argument is a NumPy array of one length (the same error otherwise)."""
+    if all(type(a) is np.ndarray and a.ndim for a in arrays) and \
+            len({a.shape[0] for a in arrays}) == 1:
+        return
+    check_consistent_length(*arrays)
 
 
 class TreeEstimatorBase(BaseEstimator):
@@ -210,9 +222,9 @@ class TreeEstimatorBase(BaseEstimator):
         deadline = None if limit is None else entered + float(limit)
         X = self._check_X(X, reset=True)
         if y is not None:
-            check_consistent_length(X, y)
+            _check_lengths(X, y)
         y_index, w = self._encode_target(y, sample_weight)
-        check_consistent_length(X, y_index)
+        _check_lengths(X, y_index)
         self.encoder_ = self._encoder()
         X_encoded = self.encoder_.fit_transform(X)
         # Rows of weight zero change no objective; dropping them keeps them from adding
