@@ -112,6 +112,26 @@ def _chain_insert_kernel(level, inside):
     return new_level, flip, True
 
 
+@njit(cache=True)
+def heap_class_weights(bucket, labels, weights, tree_f, tree_b, n_classes):
+    """Class weights reaching every node of a heap-layout tree over ordered features (node
+    ``i`` splits on feature ``tree_f[i]``, -1 for a leaf, sending a row to ``2i+1`` when its
+    bucket is ``<= tree_b[i]``, else to ``2i+2``; nodes of the last level are leaves): an
+    ``(nodes, n_classes)`` float array. Each node's weights are summed in row order, as
+    ``np.bincount`` over the node's rows would (the same floats)."""
+    H = tree_f.shape[0]
+    counts = np.zeros((H, n_classes))
+    for r in range(labels.shape[0]):
+        i = 0
+        while True:
+            counts[i, labels[r]] += weights[r]
+            f = tree_f[i]
+            if f < 0 or 2 * i + 2 >= H:
+                break
+            i = 2 * i + 1 if bucket[f, r] <= tree_b[i] else 2 * i + 2
+    return counts
+
+
 def ordered_features(binarizer: Binarizer, X: np.ndarray,
                      deadline: float | None = None) -> OrderedFeatures:
     """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``. ``deadline``
@@ -120,6 +140,15 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
     column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
     missing = binarizer.missing_
     n = X.shape[0]
+    runs = _numeric_runs(binarizer)
+    if runs is not None and runs and all(j in binarizer.ranks for j, _, _ in runs):
+        # One ordered feature per column of two or more thresholds, its buckets the ranks:
+        # what the loop below gives, without its microseconds per feature.
+        check_deadline(deadline)
+        bucket = np.array([binarizer.ranks[j] for j, _, _ in runs], np.int32)
+        return OrderedFeatures(bucket.reshape(len(runs), n),
+                               [np.arange(start, stop, dtype=np.int64) for _, start, stop in runs],
+                               [np.zeros(stop - start, np.bool_) for _, start, stop in runs])
     buckets: list[np.ndarray] = []
     feats: list[np.ndarray] = []
     flips: list[np.ndarray] = []
@@ -156,6 +185,21 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
 
 
+def _numeric_runs(binarizer: Binarizer) -> list[tuple[int, int, int]] | None:
+    """``(column, start, stop)`` of the threshold run of every column with thresholds, when
+    the binarizer's features are such runs only (numeric columns without missing values) and
+    none is a single threshold (those may merge with their neighbours); else None."""
+    sizes = getattr(binarizer, "_numeric_runs", None)
+    if sizes is None or 1 in sizes:
+        return None
+    runs, start = [], 0
+    for j, size in enumerate(sizes):
+        if size:
+            runs.append((j, start, start + size))
+            start += size
+    return runs
+
+
 def _same_run(column: np.ndarray, op: np.ndarray, missing: np.ndarray) -> np.ndarray:
     """Whether binary feature ``i + 1`` continues the threshold run of feature ``i``."""
     return ((column[1:] == column[:-1]) & (op[1:] == LE) & (op[:-1] == LE)
@@ -181,6 +225,9 @@ def mean_splits_bound(binarizer: Binarizer, X: np.ndarray,
     m = len(column)
     if m == 0:
         return 0.0
+    runs = _numeric_runs(binarizer)
+    if runs is not None:  # one feature per run, none can merge
+        return m / max(len(runs), 1)
     same_run = _same_run(column, op, missing)
     features = m - int(same_run.sum())  # numeric columns' threshold runs, each one feature
     single = np.ones(m, bool)
