@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from ...data.binarize import LE, MISSING_TRUE, NO_MISSING, Binarizer
 from ...data.encoding import Column
-from ...tree import Tree, TreeBuilder
+from ...tree import Tree
+from ...tree.tree import CATEGORICAL, LEAF, THRESHOLD
 from .solver import BinaryNode
 
 
@@ -19,37 +21,75 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
     other category to the false branch. A threshold test on a column with missing values at fit
     time sends them the way the binary feature does (``x <= t or missing``: left); on other
     columns they take the Tree's default, the heavier child. ``regression``: node counts are
-    ``(mean, weight, squared error)`` and the tree is a regression tree."""
-    builder = TreeBuilder(len(columns), 1 if regression else n_classes, regression=regression)
+    ``(mean, weight, squared error)`` and the tree is a regression tree.
+
+    The same tree as :class:`~exactree.tree.TreeBuilder` gives (preorder, a node's distinct
+    children in slot order), with its arrays filled directly: the builder's per-node objects
+    and checks cost more than a millisecond fit's search."""
+    column_, op_, value_ = binarizer.column_, binarizer.op_, binarizer.value_
     missing = binarizer.missing_
-
-    def label(counts: np.ndarray) -> int:
-        return 0 if regression else int(np.argmax(counts))
-
-    # Post-order over an explicit stack: children are built before their parent.
-    done: dict[int, int] = {}
-    stack: list[tuple[BinaryNode, bool]] = [(root, False)]
+    # Preorder: a node's id is its place in `order`; its distinct children follow it, in slot
+    # order (a categorical node's slots run over the column's codes).
+    order: list[BinaryNode] = []
+    slots: list[list[BinaryNode]] = []
+    stack = [root]
     while stack:
-        node, expanded = stack.pop()
+        node = stack.pop()
+        order.append(node)
         if node.feature < 0:
-            done[id(node)] = builder.leaf(node.counts, label(node.counts))
-            continue
-        if not expanded:
-            stack.append((node, True))
-            stack.append((node.false, False))
-            stack.append((node.true, False))
+            slots.append([])
             continue
         j = node.feature
-        col = int(binarizer.column_[j])
-        yes, no = done[id(node.true)], done[id(node.false)]
-        if binarizer.op_[j] == LE:
-            side = int(missing[j])
-            done[id(node)] = builder.threshold(
-                col, binarizer.value_[j], [yes, no], node.counts, label(node.counts),
-                missing_left=None if side == NO_MISSING else side == MISSING_TRUE)
+        if op_[j] == LE:
+            kids = [node.true, node.false]
+            distinct = kids
         else:
-            code = int(binarizer.value_[j])
-            slots = [yes if c == code else no for c in range(len(columns[col].categories))]
-            done[id(node)] = builder.categorical(col, slots, node.counts, label(node.counts))
+            code = int(value_[j])
+            kids = [node.true if c == code else node.false
+                    for c in range(len(columns[int(column_[j])].categories))]
+            distinct = [kids[0]] + [k for k in kids[1:] if k is not kids[0]][:1]
+        slots.append(kids)
+        stack.extend(reversed(distinct))
+    index = {id(node): i for i, node in enumerate(order)}
+    n = len(order)
+    kind, feature, threshold = [LEAF] * n, [-1] * n, [math.nan] * n
+    ptr, child = [0], []
+    sides: list[tuple[int, bool]] = []  # threshold nodes whose missing side the fit chose
+    for i, node in enumerate(order):
+        j = node.feature
+        if j >= 0:
+            feature[i] = int(column_[j])
+            if op_[j] == LE:
+                kind[i] = THRESHOLD
+                threshold[i] = float(value_[j])
+                side = int(missing[j])
+                if side != NO_MISSING:
+                    sides.append((i, side == MISSING_TRUE))
+            else:
+                kind[i] = CATEGORICAL
+            child.extend([index[id(k)] for k in slots[i]])
+        ptr.append(len(child))
+    value = np.array([node.counts for node in order], np.float64).reshape(n, -1)
+    extra: dict[str, np.ndarray] = {}
+    if regression:
+        extra = {"node_weight": value[:, 1].copy(), "impurity": value[:, 2].copy()}
+        weight = value[:, 1].tolist()
+        value = value[:, :1].copy()
+        label = np.zeros(n, np.int64)
+    else:
+        weight = value.sum(axis=1).tolist()
+        label = value.argmax(axis=1)
+    # Missing values: the heavier child (the left one on a tie), as Tree's default does,
+    # unless the fit chose the side (a column with missing values at fit time).
+    missing_left = [False] * n
+    for i in range(n):
+        if kind[i] == THRESHOLD:
+            missing_left[i] = weight[child[ptr[i]]] >= weight[child[ptr[i] + 1]]
+    for i, left in sides:
+        missing_left[i] = left
     # check=False: a solver's tree is valid by construction
-    return builder.build(done[id(root)], check=False, missing_seen=binarizer.missing_columns_)
+    return Tree(kind=np.array(kind, np.int8), feature=np.array(feature, np.int64),
+                threshold=np.array(threshold, np.float64), child_ptr=np.array(ptr, np.int64),
+                child=np.array(child, np.int64), value=value, label=label,
+                n_features=len(columns), missing_left=np.array(missing_left, np.bool_),
+                missing_seen=binarizer.missing_columns_, check=False, **extra)

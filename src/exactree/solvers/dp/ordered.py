@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ...data.ordered import OrderedFeatures
+from ...data.ordered import OrderedFeatures, heap_class_weights
 from ...objectives import SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._lexicographic import cost_lower_bound, split_penalty
@@ -320,52 +320,63 @@ class OrderedSolver:
 
     def _cost(self, root: BinaryNode) -> float:
         """The objective of a tree from :meth:`_tree` (with ``split_cost`` per split)."""
-        total = self.split_cost * root.n_splits
-        if not self.regression:
-            return root.cost + total
-        stack = [root]
+        # The leaves in BinaryNode.cost's order (false side first), their errors in one go.
+        leaves, stack, splits = [], [root], 0
         while stack:
             node = stack.pop()
             if node.feature < 0:
-                total += float(node.counts[2])
+                leaves.append(node.counts)
             else:
+                splits += 1
                 stack += [node.true, node.false]
-        return total
+        total = self.split_cost * splits
+        if self.regression:
+            for counts in leaves:
+                total += float(counts[2])
+            return total
+        counts = np.array(leaves)
+        cost = 0.0
+        for error in (counts.sum(axis=1) - counts.max(axis=1)).tolist():
+            cost += error
+        return cost + total
 
     def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
-        """The heap-layout tree as binary-feature nodes with class weights. All rows go down
-        one level at a time (a few array operations per level, not per node)."""
+        """The heap-layout tree as binary-feature nodes with class weights (only the nodes
+        the tree reaches)."""
         bucket, K = self.features.bucket, self.n_classes
         w = self.weights * self.scale
         H = len(tree_f)
-        counts = np.zeros((H, K))
-        rows = np.arange(len(self.labels))
-        node = np.zeros(len(rows), np.int64)
-        for level in range(depth + 1):
-            if self.regression:
+        if self.regression:  # all rows down one level at a time (a few array operations each)
+            counts = np.zeros((H, K))
+            rows = np.arange(len(self.labels))
+            node = np.zeros(len(rows), np.int64)
+            for level in range(depth + 1):
                 counts += _regression_counts(node, self.y[rows], w[rows], H)
-            else:
-                counts += np.bincount(node * K + self.labels[rows], weights=w[rows],
-                                      minlength=H * K).reshape(H, K)
-            f = tree_f[node]
-            split = f >= 0
-            if level == depth or not split.any():
-                break
-            rows, node, f = rows[split], node[split], f[split]
-            # Heap children: 2i+1 is the left (bucket <= b) side.
-            node = 2 * node + np.where(bucket[f, rows] <= tree_b[node], 1, 2)
-        nodes = [BinaryNode(-1, counts[i]) for i in range(H)]
-        for i in range(H):
-            f = int(tree_f[i])
+                f = tree_f[node]
+                split = f >= 0
+                if level == depth or not split.any():
+                    break
+                rows, node, f = rows[split], node[split], f[split]
+                # Heap children: 2i+1 is the left (bucket <= b) side.
+                node = 2 * node + np.where(bucket[f, rows] <= tree_b[node], 1, 2)
+        else:
+            counts = heap_class_weights(bucket, self.labels, w, np.ascontiguousarray(tree_f),
+                                        np.ascontiguousarray(tree_b), K)
+        split_feature, split_flip = self.features.split_feature, self.features.split_flip
+        feats, cuts = tree_f.tolist(), tree_b.tolist()
+        root = BinaryNode(-1, counts[0])
+        stack = [(0, root)]
+        while stack:
+            i, n = stack.pop()
+            f = feats[i]
             if f < 0 or 2 * i + 2 >= H:
                 continue
-            b = int(tree_b[i])
-            n = nodes[i]
-            n.feature = int(self.features.split_feature[f][b])
-            flip = bool(self.features.split_flip[f][b])
-            left, right = nodes[2 * i + 1], nodes[2 * i + 2]
-            n.true, n.false = (right, left) if flip else (left, right)
-        return nodes[0]
+            b = cuts[i]
+            n.feature = int(split_feature[f][b])
+            left, right = BinaryNode(-1, counts[2 * i + 1]), BinaryNode(-1, counts[2 * i + 2])
+            n.true, n.false = (right, left) if split_flip[f][b] else (left, right)
+            stack += [(2 * i + 1, left), (2 * i + 2, right)]
+        return root
 
 
 def _regression_counts(node: np.ndarray, y: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
