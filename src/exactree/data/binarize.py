@@ -57,7 +57,20 @@ def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Every midpoint of each row of ``V`` (one numeric column per row, all at once: a few array
     calls instead of several per column) and, with ``want_rank``, each value's rank among its
-    row's distinct values (the number of thresholds below it).
+    row's distinct values (the number of thresholds below it). See :func:`_midpoints`."""
+    flat, counts, rank = _midpoints(V, want_rank)
+    return _split(flat, counts), rank
+
+
+def _split(flat: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """``flat`` cut into consecutive pieces of ``counts`` entries."""
+    ends = np.cumsum(counts).tolist()
+    return [flat[e - c:e] for c, e in zip(counts.tolist(), ends)]
+
+
+def _midpoints(V: np.ndarray, want_rank: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_every_midpoint` as ``(every row's midpoints, one row after the other; their
+    number per row; ranks or None)``.
 
     0/1 rows (binary data) need no sort. Ranks of other rows come from one argsort (and a
     compiled pass over the sorted values) when the rows are short (under 1,024 values) or a
@@ -65,7 +78,8 @@ def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], n
     instead (argsorting a low-cardinality row costs more). On long rows the first 256 values
     tell which kind a row is, so a high-cardinality row is argsorted once and not also
     sorted."""
-    zero_one = ((V == 0) | (V == 1)).all(axis=1)
+    V = np.ascontiguousarray(V, dtype=np.float64)  # one compiled specialisation
+    zero_one = _zero_one_rows(V)
     if not zero_one.any():
         return _sorted_midpoints(V, want_rank)
     binary = V if zero_one.all() else V[zero_one]
@@ -77,13 +91,28 @@ def _every_midpoint(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], n
         rank[zero_one] = binary
         rank[np.flatnonzero(zero_one)[ones == V.shape[1]]] = 0  # all ones: no threshold
     if not zero_one.all():
-        rest_mids, rest_rank = _sorted_midpoints(V[~zero_one], want_rank)
-        mids += rest_mids
+        rest_flat, rest_counts, rest_rank = _sorted_midpoints(V[~zero_one], want_rank)
+        mids += _split(rest_flat, rest_counts)
         order = np.r_[np.flatnonzero(zero_one), np.flatnonzero(~zero_one)]
         mids = [mids[i] for i in np.argsort(order)]
         if want_rank:
             rank[~zero_one] = rest_rank
-    return mids, rank
+    return np.concatenate(mids), np.array([len(m) for m in mids], np.int64), rank
+
+
+@njit(cache=True)
+def _zero_one_rows(V):
+    """Whether each row of ``V`` holds only 0s and 1s (a row is left at its first other
+    value)."""
+    p, n = V.shape
+    out = np.ones(p, np.bool_)
+    for j in range(p):
+        for k in range(n):
+            v = V[j, k]
+            if v != 0 and v != 1:
+                out[j] = False
+                break
+    return out
 
 
 @njit(cache=True)
@@ -115,20 +144,19 @@ def _argsorted_midpoints(V, order):
     return mids, counts, rank
 
 
-def _sorted_midpoints(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray], np.ndarray | None]:
-    """:func:`_every_midpoint` for rows that are not all 0/1."""
+def _sorted_midpoints(V: np.ndarray, want_rank: bool
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_midpoints` for float64 rows that are not all 0/1."""
+    # Ties need no stable order: they share a rank.
+    if want_rank and V.shape[1] < 1024:  # short rows: one argsort beats a search per row
+        return _argsorted_midpoints(V, np.argsort(V, axis=1))
     argsorted = np.zeros(len(V), bool)
-    if want_rank and V.shape[1] >= 1024:
+    if want_rank:
         head = np.sort(V[:, :256], axis=1)
         argsorted = (head[:, 1:] != head[:, :-1]).sum(axis=1) >= 32
-    elif want_rank:
-        argsorted[:] = True  # short rows: one argsort of all beats a binary search per row
     order = None
-    if argsorted.all():  # ties need no stable order: they share a rank
-        V = np.ascontiguousarray(V, dtype=np.float64)  # one compiled specialisation
-        flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))
-        ends = np.cumsum(counts)
-        return [flat[e - c:e] for c, e in zip(counts.tolist(), ends.tolist())], rank
+    if argsorted.all():
+        return _argsorted_midpoints(V, np.argsort(V, axis=1))
     if argsorted.any():
         S = np.empty_like(V)
         S[~argsorted] = np.sort(V[~argsorted], axis=1)
@@ -139,10 +167,9 @@ def _sorted_midpoints(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray],
     new = S[:, 1:] != S[:, :-1]
     counts = new.sum(axis=1)
     flat = _safe_midpoints(S[:, :-1][new], S[:, 1:][new])  # row by row, as needed
-    ends = np.cumsum(counts)
-    mids = [flat[e - c:e] for c, e in zip(counts.tolist(), ends.tolist())]
     if not want_rank:
-        return mids, None
+        return flat, counts, None
+    mids = _split(flat, counts)
     rank = np.empty(V.shape, np.int64)
     late = ~argsorted & (counts >= 64)  # many values after all (short rows)
     for j in np.flatnonzero(~argsorted & ~late):
@@ -156,7 +183,7 @@ def _sorted_midpoints(V: np.ndarray, want_rank: bool) -> tuple[list[np.ndarray],
             sub = np.empty(by.shape, np.int64)
             np.put_along_axis(sub, by, sorted_rank, axis=1)
             rank[rows] = sub
-    return mids, rank
+    return flat, counts, rank
 
 
 def _boundary_midpoints(values: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -213,7 +240,6 @@ class Binarizer:
         clear it once used). ``deadline`` (a ``time.perf_counter()`` value): past it, raise
         :class:`~exactree.data.validation.TimeLimitReached` (the clock is read between blocks
         of about :data:`DEADLINE_CELLS` cells and between columns)."""
-        w = np.ones(len(X)) if sample_weight is None else sample_weight
         self.exact_ = self.thresholds == "exact"
         # Thresholds per column when every column is numeric without missing values and
         # uses every midpoint: its features are then one run per column (LE, NO_MISSING), a
@@ -222,12 +248,16 @@ class Binarizer:
         self.ranks: dict[int, np.ndarray] = {}
         numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
         every_column = len(numeric) == len(columns)  # then no fancy-indexed copies of X
-        nan = np.zeros(len(columns), bool)
-        if numeric and len(X):
-            nan[numeric] = np.isnan(X if every_column else X[:, numeric]).any(axis=0)
+        if every_column:
+            nan = (np.isnan(X).any(axis=0) if len(X) else np.zeros(len(columns), bool))
+            clean = numeric if not nan.any() else np.flatnonzero(~nan).tolist()
+        else:
+            nan = np.zeros(len(columns), bool)
+            if numeric and len(X):
+                nan[numeric] = np.isnan(X[:, numeric]).any(axis=0)
+            clean = [j for j in numeric if not nan[j]]
         self.missing_columns_ = nan
-        clean = [j for j in numeric if not nan[j]]
-        every: dict[int, np.ndarray] = {}
+        blocks = []  # (columns, their midpoints one after the other, how many each)
         ranks: dict[int, np.ndarray] = {}
         if self.exact_ and clean:
             # Blocks of columns when there is a clock to watch (one block on small data).
@@ -241,25 +271,28 @@ class Binarizer:
                     V = X[:, block[0]:block[-1] + 1].T  # consecutive columns: no fancy copy
                 else:
                     V = X[:, block].T
-                mids, rank = _every_midpoint(np.ascontiguousarray(V), keep_ranks)
-                every.update(zip(block, mids))
+                flat, counts, rank = _midpoints(V, keep_ranks)
+                blocks.append((block, flat, counts))
                 if keep_ranks:
                     ranks.update(zip(block, rank))
-        if self.max_thresholds is None and len(every) == len(columns) > 0:
+        if self.max_thresholds is None and len(clean) == len(columns) > 0 and self.exact_:
             # Every column numeric without missing values, every midpoint: one run of
             # thresholds per column, what the loop below gives without its microseconds per
             # column.
             check_deadline(deadline)
-            mids = [every[j] for j in range(len(columns))]
-            self._numeric_runs = [len(m) for m in mids]
+            flats = [flat for _, flat, _ in blocks]
+            self._numeric_runs = [c for _, _, counts in blocks for c in counts.tolist()]
             self.column_ = np.repeat(np.arange(len(columns), dtype=np.int64),
                                      self._numeric_runs)
             self.op_ = np.full(len(self.column_), LE, np.int8)
             self.missing_ = np.full(len(self.column_), NO_MISSING, np.int8)
-            self.value_ = np.concatenate(mids).astype(np.float64, copy=False)
+            self.value_ = flats[0] if len(flats) == 1 else np.concatenate(flats)
             self.ranks = ranks
             self._columns = list(columns)
             return self
+        every = {j: m for block, flat, counts in blocks
+                 for j, m in zip(block, _split(flat, counts))}
+        w = np.ones(len(X)) if sample_weight is None else sample_weight
         value, op, missing = [], [], []  # per run of features: candidates, test, missing side
         for j, col in enumerate(columns):
             check_deadline(deadline)

@@ -146,9 +146,10 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
         # what the loop below gives, without its microseconds per feature.
         check_deadline(deadline)
         bucket = np.array([binarizer.ranks[j] for j, _, _ in runs], np.int32)
+        index, flip = np.arange(runs[-1][2], dtype=np.int64), np.zeros(runs[-1][2], np.bool_)
         return OrderedFeatures(bucket.reshape(len(runs), n),
-                               [np.arange(start, stop, dtype=np.int64) for _, start, stop in runs],
-                               [np.zeros(stop - start, np.bool_) for _, start, stop in runs])
+                               [index[start:stop] for _, start, stop in runs],
+                               [flip[start:stop] for _, start, stop in runs])
     buckets: list[np.ndarray] = []
     feats: list[np.ndarray] = []
     flips: list[np.ndarray] = []
