@@ -85,7 +85,12 @@ class OrderedSolver:
         self.labels = (np.zeros(n, np.int64) if self.regression
                        else np.ascontiguousarray(y, dtype=np.int64))
         # Equal weights count as unit weights (split distances in rows); costs are scaled back.
-        self.weights, self.scale, self.unit = scaled_weights(sample_weight, len(self.labels))
+        w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        if w is not None and len(w) and w[0] > 0 and (w == w[0]).all():
+            # scaled_weights' answer for equal weights, without its slower np.all calls
+            self.weights, self.scale, self.unit = w / w[0], float(w[0]), True
+        else:
+            self.weights, self.scale, self.unit = scaled_weights(sample_weight, len(self.labels))
         self.target = self.y = None
         # Kernel costs times cost_scale are the objective.
         self.cost_scale = self.scale
