@@ -45,6 +45,9 @@ NO_MISSING, MISSING_TRUE, MISSING_FALSE = 0, 1, 2
 # With a deadline, columns are sorted (and binary features computed) this many cells at a time,
 # with a look at the clock between blocks: some tens of milliseconds of work each.
 DEADLINE_CELLS = 1 << 18
+# Rows (columns of the data) shorter than this are argsorted whatever their values: a search
+# per row, or the sort that tells high from low cardinality, costs more there.
+SHORT_ROWS = 1024
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -73,7 +76,7 @@ def _midpoints(V: np.ndarray, want_rank: bool) -> tuple[np.ndarray, np.ndarray, 
     number per row; ranks or None)``.
 
     0/1 rows (binary data) need no sort. Ranks of other rows come from one argsort (and a
-    compiled pass over the sorted values) when the rows are short (under 1,024 values) or a
+    compiled pass over the sorted values) when the rows are short (under :data:`SHORT_ROWS`) or a
     long row has many distinct values; a long row of few values is sorted and binary-searched
     instead (argsorting a low-cardinality row costs more). On long rows the first 256 values
     tell which kind a row is, so a high-cardinality row is argsorted once and not also
@@ -118,10 +121,15 @@ def _zero_one_rows(V):
 @njit(cache=True)
 def _argsorted_midpoints(V, order):
     """Every midpoint of each row of ``V`` (``order``: each row's argsort) and each value's
-    rank among its row's distinct values: ``(midpoints of all rows, in row order; their
-    number per row; ranks)``. The midpoints are :func:`_safe_midpoints`' (the same floats)."""
+    rank among its row's distinct values: ``(missing, midpoints of all rows, in row order;
+    their number per row; ranks)``. The midpoints are :func:`_safe_midpoints`' (the same
+    floats). ``missing``: some row holds NaN (NumPy sorts it last); the rest is then
+    meaningless."""
     p, n = V.shape
     counts = np.zeros(p, np.int64)
+    for j in range(p):
+        if n and np.isnan(V[j, order[j, n - 1]]):
+            return True, np.empty(0), counts, np.empty((0, 0), np.int64)
     for j in range(p):
         for k in range(1, n):
             if V[j, order[j, k]] != V[j, order[j, k - 1]]:
@@ -141,22 +149,22 @@ def _argsorted_midpoints(V, order):
                 at += 1
                 r += 1
             rank[j, order[j, k]] = r
-    return mids, counts, rank
+    return False, mids, counts, rank
 
 
 def _sorted_midpoints(V: np.ndarray, want_rank: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`_midpoints` for float64 rows that are not all 0/1."""
     # Ties need no stable order: they share a rank.
-    if want_rank and V.shape[1] < 1024:  # short rows: one argsort beats a search per row
-        return _argsorted_midpoints(V, np.argsort(V, axis=1))
+    if want_rank and V.shape[1] < SHORT_ROWS:  # one argsort beats a search per row
+        return _argsorted_midpoints(V, np.argsort(V, axis=1))[1:]
     argsorted = np.zeros(len(V), bool)
     if want_rank:
-        head = np.sort(V[:, :256], axis=1)
+        head = np.sort(V[:, :256], axis=1)  # long rows: do their first values repeat?
         argsorted = (head[:, 1:] != head[:, :-1]).sum(axis=1) >= 32
     order = None
     if argsorted.all():
-        return _argsorted_midpoints(V, np.argsort(V, axis=1))
+        return _argsorted_midpoints(V, np.argsort(V, axis=1))[1:]
     if argsorted.any():
         S = np.empty_like(V)
         S[~argsorted] = np.sort(V[~argsorted], axis=1)
@@ -248,6 +256,20 @@ class Binarizer:
         self.ranks: dict[int, np.ndarray] = {}
         numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
         every_column = len(numeric) == len(columns)  # then no fancy-indexed copies of X
+        if (every_column and self.exact_ and self.max_thresholds is None and keep_ranks
+                and 0 < len(X) < SHORT_ROWS and X.dtype == np.float64
+                and (deadline is None or X.size <= DEADLINE_CELLS)):
+            # Short numeric columns: argsorted at once, then missing values, midpoints and
+            # ranks in one compiled pass (0/1 columns, which need no sort, and columns with
+            # missing values take the way below).
+            check_deadline(deadline)
+            V = np.ascontiguousarray(X.T)
+            if not _zero_one_rows(V).any():
+                missing, flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))
+                if not missing:
+                    self.missing_columns_ = np.zeros(len(columns), bool)
+                    self._numeric_features(flat, counts, dict(enumerate(rank)), columns)
+                    return self
         if every_column:
             nan = (np.isnan(X).any(axis=0) if len(X) else np.zeros(len(columns), bool))
             clean = numeric if not nan.any() else np.flatnonzero(~nan).tolist()
@@ -280,15 +302,12 @@ class Binarizer:
             # thresholds per column, what the loop below gives without its microseconds per
             # column.
             check_deadline(deadline)
-            flats = [flat for _, flat, _ in blocks]
-            self._numeric_runs = [c for _, _, counts in blocks for c in counts.tolist()]
-            self.column_ = np.repeat(np.arange(len(columns), dtype=np.int64),
-                                     self._numeric_runs)
-            self.op_ = np.full(len(self.column_), LE, np.int8)
-            self.missing_ = np.full(len(self.column_), NO_MISSING, np.int8)
-            self.value_ = flats[0] if len(flats) == 1 else np.concatenate(flats)
-            self.ranks = ranks
-            self._columns = list(columns)
+            if len(blocks) == 1:
+                flat, counts = blocks[0][1:]
+            else:
+                flat = np.concatenate([flat for _, flat, _ in blocks])
+                counts = np.concatenate([counts for _, _, counts in blocks])
+            self._numeric_features(flat, counts, ranks, columns)
             return self
         every = {j: m for block, flat, counts in blocks
                  for j, m in zip(block, _split(flat, counts))}
@@ -337,6 +356,19 @@ class Binarizer:
         self.value_ = np.concatenate(value) if value else np.zeros(0)
         self._columns = list(columns)
         return self
+
+    def _numeric_features(self, value: np.ndarray, counts: np.ndarray,
+                          ranks: dict[int, np.ndarray], columns: Sequence[Column]) -> None:
+        """The features of numeric columns without missing values, every midpoint a
+        threshold: ``value`` holds each column's thresholds, one column after the other
+        (``counts`` each), ``ranks`` the rows' ranks if kept."""
+        self._numeric_runs = counts.tolist()
+        self.column_ = np.repeat(np.arange(len(columns), dtype=np.int64), counts)
+        self.op_ = np.full(len(value), LE, np.int8)
+        self.missing_ = np.full(len(value), NO_MISSING, np.int8)
+        self.value_ = value
+        self.ranks = ranks
+        self._columns = list(columns)
 
     @property
     def names_(self) -> list[str]:
