@@ -285,9 +285,10 @@ class TreeEstimatorBase(BaseEstimator):
 
     def _store(self, result: SolveResult) -> None:
         tree = result.tree
-        tree.feature_names = tuple(c.name for c in self.encoder_.columns_)
+        columns = self.encoder_.columns_
+        tree.feature_names = tuple([c.name for c in columns])
         self._name_tree(tree)
-        tree.categories = tuple(c.categories for c in self.encoder_.columns_)
+        tree.categories = tuple([c.categories for c in columns])
         self.tree_ = tree
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
@@ -361,8 +362,11 @@ class TreeClassifierBase(ClassifierMixin, TreeEstimatorBase):
         return SolveResult(tree, float(counts.sum() - counts.max()), 0.0, TIME_LIMIT)
 
     def _name_tree(self, tree: Any) -> None:
-        tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c
-                                 for c in self.classes_)
+        if self.classes_.dtype.kind != "O":  # tolist gives each label's Python value at once
+            tree.class_names = tuple(self.classes_.tolist())
+        else:
+            tree.class_names = tuple(c.item() if isinstance(c, np.generic) else c
+                                     for c in self.classes_)
 
     def _class_weighted(self, w: np.ndarray, y_index: np.ndarray) -> np.ndarray:
         """``w`` times the weight of each row's class under ``class_weight`` (scikit-learn's

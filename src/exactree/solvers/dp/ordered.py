@@ -339,17 +339,22 @@ class OrderedSolver:
             for counts in leaves:
                 total += float(counts[2])
             return total
-        counts = np.array(leaves)
         cost = 0.0
-        for error in (counts.sum(axis=1) - counts.max(axis=1)).tolist():
-            cost += error
+        if self.unit and self.scale == 1.0:  # whole counts: any order of sums is exact
+            for counts in leaves:
+                c = counts.tolist()
+                cost += sum(c) - max(c)
+        else:
+            counts = np.array(leaves)
+            for error in (counts.sum(axis=1) - counts.max(axis=1)).tolist():
+                cost += error
         return cost + total
 
     def _tree(self, tree_f: np.ndarray, tree_b: np.ndarray, depth: int) -> BinaryNode:
         """The heap-layout tree as binary-feature nodes with class weights (only the nodes
         the tree reaches)."""
         bucket, K = self.features.bucket, self.n_classes
-        w = self.weights * self.scale
+        w = self.weights * self.scale if self.scale != 1.0 else self.weights
         H = len(tree_f)
         if self.regression:  # all rows down one level at a time (a few array operations each)
             counts = np.zeros((H, K))
@@ -365,8 +370,7 @@ class OrderedSolver:
                 # Heap children: 2i+1 is the left (bucket <= b) side.
                 node = 2 * node + np.where(bucket[f, rows] <= tree_b[node], 1, 2)
         else:
-            counts = heap_class_weights(bucket, self.labels, w, np.ascontiguousarray(tree_f),
-                                        np.ascontiguousarray(tree_b), K)
+            counts = heap_class_weights(bucket, self.labels, w, tree_f, tree_b, K)
         split_feature, split_flip = self.features.split_feature, self.features.split_flip
         feats, cuts = tree_f.tolist(), tree_b.tolist()
         root = BinaryNode(-1, counts[0])
