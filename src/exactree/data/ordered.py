@@ -22,14 +22,16 @@ features translates back to the binary features and from there to the raw column
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from numba import njit
 
+from ..solvers._clock import now
 from .binarize import LE, MISSING_TRUE, NO_MISSING, NOT_MISSING, Binarizer
-from .validation import check_deadline
+from .validation import TimeLimitReached, check_deadline
 
 
 @dataclass
@@ -57,24 +59,17 @@ class OrderedFeatures:
                    + sum(a.nbytes for a in self.split_flip))
 
 
-def _chain_insert(level: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, bool] | None:
-    """Refine the chain ``level`` (row -> level index) by the row set ``inside`` if that set is a
-    prefix of levels in one orientation (splitting at most one level); returns the new levels
-    and whether the set had to be complemented, or None when it does not nest."""
-    new_level, flip, ok = _chain_insert_kernel(level, inside)
-    return (new_level, flip) if ok else None
-
-
 @njit(cache=True)
-def _chain_insert_kernel(level, inside):
-    """:func:`_chain_insert` in one pass over the rows (it runs once per thermometer column):
-    ``(new levels, flip, ok)``."""
+def _chain_insert(level, k, inside, seen, rank):
+    """Refine the chain ``level`` (row -> level ``0..k-1``) in place by the row set ``inside``
+    if that set is a prefix of levels in one orientation (splitting at most one level), in
+    one pass over the rows: ``(number of levels now, whether the set had to be complemented,
+    ok)``; not ``ok`` (``level`` unchanged) when it does not nest. ``seen`` (bool) and
+    ``rank`` (int64) are scratch of ``2k`` entries or more."""
     n = level.shape[0]
-    k = 0
-    for r in range(n):
-        k = max(k, level[r] + 1)
-    has_in = np.zeros(k, np.bool_)
-    has_out = np.zeros(k, np.bool_)
+    has_in, has_out = seen[:k], seen[k:2 * k]
+    has_in[:] = False
+    has_out[:] = False
     for r in range(n):
         if inside[r]:
             has_in[level[r]] = True
@@ -89,27 +84,26 @@ def _chain_insert_kernel(level, inside):
         if has_out[b]:
             first_out = min(first_out, b)
             last_out = b
-    new_level = np.empty(n, np.int64)
     if last_in < 0 or last_out < 0:
-        return new_level, False, False  # constant on these rows: nothing to merge
+        return k, False, False  # constant on these rows: nothing to merge
     if last_in <= first_out:
         flip = False  # the set's rows come first: they go left of the new cut
     elif last_out <= first_in:
         flip = True
     else:
-        return new_level, False, False
+        return k, False, False
     # Row r goes to (level, side) with side 0 left of the new cut; levels renumbered densely.
-    present = np.zeros(2 * k, np.bool_)
+    present = seen[:2 * k]
+    present[:] = False
     for r in range(n):
         present[2 * level[r] + (inside[r] == flip)] = True
-    rank = np.empty(2 * k, np.int64)
     acc = -1
     for key in range(2 * k):
         acc += present[key]
         rank[key] = acc
     for r in range(n):
-        new_level[r] = rank[2 * level[r] + (inside[r] == flip)]
-    return new_level, flip, True
+        level[r] = rank[2 * level[r] + (inside[r] == flip)]
+    return acc + 1, flip, True
 
 
 @njit(cache=True)
@@ -132,11 +126,13 @@ def heap_class_weights(bucket, labels, weights, tree_f, tree_b, n_classes):
     return counts
 
 
-def ordered_features(binarizer: Binarizer, X: np.ndarray,
-                     deadline: float | None = None) -> OrderedFeatures:
+def ordered_features(binarizer: Binarizer, X: np.ndarray, deadline: float | None = None,
+                     min_mean_splits: float | None = None) -> OrderedFeatures | None:
     """Ordered features of the encoded matrix ``X`` for a fitted ``binarizer``. ``deadline``
     (a ``time.perf_counter()`` value): past it, raise
-    :class:`~exactree.data.validation.TimeLimitReached` (the clock is read once per feature)."""
+    :class:`~exactree.data.validation.TimeLimitReached` (the clock is read once per feature).
+    ``min_mean_splits``: None instead when the ordered features would carry fewer splits than
+    this on average (found before their buckets are built)."""
     column, op, value = binarizer.column_, binarizer.op_, binarizer.value_
     missing = binarizer.missing_
     n = X.shape[0]
@@ -145,11 +141,44 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
         # One ordered feature per column of two or more thresholds, its buckets the ranks:
         # what the loop below gives, without its microseconds per feature.
         check_deadline(deadline)
+        if min_mean_splits is not None and runs[-1][2] < min_mean_splits * len(runs):
+            return None
         bucket = np.array([binarizer.ranks[j] for j, _, _ in runs], np.int32)
         index, flip = np.arange(runs[-1][2], dtype=np.int64), np.zeros(runs[-1][2], np.bool_)
         return OrderedFeatures(bucket.reshape(len(runs), n),
                                [index[start:stop] for _, start, stop in runs],
                                [flip[start:stop] for _, start, stop in runs])
+    # Runs of thresholds of one numeric column (and one missing side), and every category
+    # test on its own. A run of one binary feature (a category, a column of one threshold) is
+    # a two-bucket feature; neighbouring ones whose row sets nest merge into one ordered
+    # feature (see _chains). Plan: ("run", start, stop) or ("chains", their features).
+    plan: list[tuple] = []
+    runs = _runs(column, op, missing)
+    first = np.array([j for j, _ in runs], np.int64)
+    single = ((np.array([stop for _, stop in runs], np.int64) - first == 1)
+              & ((op[first] != LE) | (missing[first] != MISSING_TRUE))).tolist()
+    for (j, stop), alone in zip(runs, single):
+        if alone:
+            if plan and plan[-1][0] == "chains":
+                plan[-1][1].append(j)
+            else:
+                plan.append(("chains", [j]))
+        else:
+            plan.append(("run", j, stop))
+    singles = [j for step in plan if step[0] == "chains" for j in step[1]]
+    chains = _single_chains(binarizer, X, [step[1] for step in plan if step[0] == "chains"],
+                            deadline) if singles else []
+    if min_mean_splits is not None:
+        n_features = n_splits = 0
+        for step in plan:
+            if step[0] == "run":
+                n_features += 1
+                n_splits += step[2] - step[1] + (missing[step[1]] == MISSING_TRUE)
+        for levels, feat, _ in chains:
+            n_features += len(levels)
+            n_splits += sum(len(f) for f in feat)
+        if n_splits < min_mean_splits * n_features:
+            return None
     buckets: list[np.ndarray] = []
     feats: list[np.ndarray] = []
     flips: list[np.ndarray] = []
@@ -157,14 +186,18 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
     # rows from all the others (first split of the missing-low feature, left = missing).
     not_missing = {int(column[f]): f for f in np.flatnonzero((op == LE) & (value == NOT_MISSING)
                                                              & (missing != NO_MISSING))}
-    # Runs of thresholds of one numeric column (and one missing side); every category test
-    # on its own.
-    for j, stop in _runs(column, op, missing):
+    blocks = iter(chains)
+    for step in plan:
         check_deadline(deadline)
+        if step[0] == "chains":
+            levels, feat, flip = next(blocks)
+            buckets.extend(levels)
+            feats.extend(feat)
+            flips.extend(flip)
+            continue
+        j, stop = step[1], step[2]
         col = int(column[j])
-        if op[j] != LE:
-            buckets.append((X[:, col] != value[j]).astype(np.int32))
-        elif missing[j] == MISSING_TRUE:  # missing rows first, in bucket 0
+        if missing[j] == MISSING_TRUE:  # missing rows first, in bucket 0
             x = X[:, col]
             buckets.append(np.where(np.isnan(x), 0,
                                     np.searchsorted(value[j:stop], x, side="left") + 1)
@@ -172,18 +205,93 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray,
             feats.append(np.r_[not_missing[col], np.arange(j, stop)].astype(np.int64))
             flips.append(np.r_[True, np.zeros(stop - j, np.bool_)])
             continue
-        else:
-            # Missing rows (if any) last: NaN sorts above every threshold, NOT_MISSING included.
-            rank = binarizer.ranks.get(col)
-            if rank is None:
-                rank = np.searchsorted(value[j:stop], X[:, col], side="left")
-            buckets.append(rank.astype(np.int32))
+        # Missing rows (if any) last: NaN sorts above every threshold, NOT_MISSING included.
+        rank = binarizer.ranks.get(col)
+        if rank is None:
+            rank = np.searchsorted(value[j:stop], X[:, col], side="left")
+        buckets.append(rank.astype(np.int32))
         feats.append(np.arange(j, stop, dtype=np.int64))
         flips.append(np.zeros(stop - j, np.bool_))
-    buckets, feats, flips = _merge_nested(buckets, feats, flips, n, deadline)
     check_deadline(deadline)
     bucket = np.array(buckets, np.int32).reshape(len(buckets), n)
     return OrderedFeatures(np.ascontiguousarray(bucket), feats, flips)
+
+
+def _single_chains(binarizer: Binarizer, X: np.ndarray, blocks: list[list[int]],
+                   deadline: float | None) -> list[tuple[np.ndarray, list[np.ndarray],
+                                                          list[np.ndarray]]]:
+    """The ordered features of each block of neighbouring single binary features ``blocks``
+    (binary feature indices): ``(buckets (features x rows), split features, split flips)``
+    per block. A feature constant on the rows is left out (it splits nothing)."""
+    singles = np.array([j for block in blocks for j in block], np.int64)
+    # Rows where each binary feature is true, a feature per row.
+    inside = np.ascontiguousarray(binarizer.transform(X, features=singles, deadline=deadline).T)
+    varies = (inside.any(axis=1) & ~inside.all(axis=1)).tolist()
+    out, at = [], 0
+    for block in blocks:
+        keep = [at + i for i in range(len(block)) if varies[at + i]]
+        at += len(block)
+        done, levels, member, flip, ends = _chains(inside[keep], math.inf if deadline is None
+                                                   else float(deadline))
+        if not done:
+            raise TimeLimitReached
+        feat = np.where(member >= 0, singles[keep][np.maximum(member, 0)], -1)
+        starts = [0, *ends[:-1].tolist()]
+        out.append((levels, [feat[a:b] for a, b in zip(starts, ends.tolist())],
+                    [flip[a:b] for a, b in zip(starts, ends.tolist())]))
+    return out
+
+
+@njit(cache=True)
+def _chains(inside, deadline):
+    """Chains of nested row sets, as ordered features: ``inside`` (sets x rows) holds the
+    rows where each binary feature is true (none empty or full). Each set in turn joins the
+    open chain when it nests in it (see :func:`_chain_insert`), else it starts a new chain;
+    split ``b`` of a chain (levels ``0..b`` left) is its first member whose left side (its
+    true rows, or its false rows when it joined flipped) is that prefix of levels.
+
+    Returns ``(done, levels, member, flip, ends)``: ``done`` is false when ``deadline`` (a
+    ``time.perf_counter()`` value) passed first; ``levels`` (chains x rows, int32) every row's
+    level in each chain; chain ``c``'s splits are ``member[ends[c - 1]:ends[c]]`` (the set
+    making each split, -1 for none) with their ``flip``."""
+    S, n = inside.shape
+    levels = np.empty((S, n), np.int32)
+    member = np.full(S, -1, np.int64)  # a chain of m sets has at most m splits
+    flip = np.zeros(S, np.bool_)
+    ends = np.empty(S, np.int64)
+    flipped = np.zeros(S, np.bool_)
+    cur = np.empty(n, np.int64)  # the open chain's levels, 0..k-1 (at most S + 1 of them)
+    seen = np.zeros(2 * S + 4, np.bool_)
+    rank = np.empty(2 * S + 4, np.int64)
+    G = total = start = k = 0
+    for s in range(S + 1):
+        if s < S:
+            if now() >= deadline:
+                return False, levels[:0], member[:0], flip[:0], ends[:0]
+            if s > start:
+                k, fl, ok = _chain_insert(cur, k, inside[s], seen, rank)
+                if ok:
+                    flipped[s] = fl
+                    continue
+        if s > start:  # close the chain of sets start..s-1
+            for r in range(n):
+                levels[G, r] = cur[r]
+            for t in range(start, s):
+                b = -1
+                for r in range(n):
+                    if inside[t, r] != flipped[t] and cur[r] > b:
+                        b = cur[r]
+                if b < k - 1 and member[total + b] < 0:
+                    member[total + b] = t
+                    flip[total + b] = flipped[t]
+            total += k - 1
+            ends[G] = total
+            G += 1
+        if s < S:
+            start, k = s, 2
+            for r in range(n):
+                cur[r] = 0 if inside[s, r] else 1
+    return True, levels[:G], member[:total], flip[:total], ends[:G]
 
 
 def _numeric_runs(binarizer: Binarizer) -> list[tuple[int, int, int]] | None:
@@ -250,47 +358,3 @@ def _nested_sets(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     cover every row): a cheap test before a chain insertion."""
     return (~(a & ~b).any(axis=1) | ~(b & ~a).any(axis=1) | ~(a & b).any(axis=1)
             | (a | b).all(axis=1))
-
-
-def _merge_nested(buckets, feats, flips, n, deadline=None):
-    """Merge runs of neighbouring two-bucket features whose left sides are nested."""
-    out_b, out_f, out_x = [], [], []
-    group = None  # (levels, [(binary feature, flip, inside mask)])
-    for bucket, feat, flip in zip(buckets, feats, flips):
-        check_deadline(deadline)
-        single = len(feat) == 1
-        if single:
-            inside = (bucket == 0) != flip[0]  # rows where the binary feature is true
-            if inside.all() or not inside.any():
-                continue  # constant here (e.g. an unused category): it splits nothing
-        if single and group is not None:
-            merged = _chain_insert(group[0], inside)
-            if merged is not None:
-                group = (merged[0], group[1] + [(int(feat[0]), merged[1], inside)])
-                continue
-        if group is not None:
-            _close(group, out_b, out_f, out_x)
-            group = None
-        if single:
-            group = ((~inside).astype(np.int64), [(int(feat[0]), False, inside)])
-        else:
-            out_b.append(bucket), out_f.append(feat), out_x.append(flip)
-    if group is not None:
-        _close(group, out_b, out_f, out_x)
-    return out_b, out_f, out_x
-
-
-def _close(group, out_b, out_f, out_x) -> None:
-    """One ordered feature from a chain: each level boundary is the cut of some member."""
-    level, members = group
-    k = int(level.max()) + 1
-    feat = np.full(k - 1, -1, np.int64)
-    flip = np.zeros(k - 1, np.bool_)
-    for binary, flipped, inside in members:
-        left = ~inside if flipped else inside
-        b = int(level[left].max())  # the left side is levels 0..b
-        if b < k - 1 and feat[b] < 0:
-            feat[b], flip[b] = binary, flipped
-    out_b.append(level.astype(np.int32))
-    out_f.append(feat)
-    out_x.append(flip)

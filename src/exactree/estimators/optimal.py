@@ -34,6 +34,9 @@ from .base import TreeClassifierBase
 ORDERED_MIN_SPLITS = 32
 ORDERED_SMALL_ROWS = 500
 ORDERED_MIN_BINARY = 1000
+# Above this many rows x binary features, mean_splits_bound (chunks of a few features at a
+# time) decides first, before ordered_features holds every single-threshold feature's rows.
+ORDERED_BOUND_CELLS = 1 << 24
 # The ordered search's memory (its sorted rows per level) is held to memory_limit by the
 # solver itself (OrderedSolver.memory_need: a shallower tree, status "memory_limit").
 
@@ -282,12 +285,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
             return None
         per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
         auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
-        if auto and mean_splits_bound(self.binarizer_, X, self._deadline) < per_feature:
-            return None  # few thresholds per feature: MurTree's pair counting is faster
-        features = ordered_features(self.binarizer_, X, self._deadline)
-        if auto and features.n_splits < per_feature * features.n_features:
+        # Few thresholds per feature: MurTree's pair counting is faster. On large data a
+        # cheap bound rules that out first; ordered_features then counts exactly (before it
+        # builds the buckets).
+        if (auto and len(X) * self.n_binary_features_ > ORDERED_BOUND_CELLS
+                and mean_splits_bound(self.binarizer_, X, self._deadline) < per_feature):
             return None
-        return features
+        return ordered_features(self.binarizer_, X, self._deadline,
+                                min_mean_splits=per_feature if auto else None)
 
     def _run(self, solver: DPSolver | OrderedSolver, **solve_args: Any) -> DPSolution | None:
         """``solver.solve(**solve_args)`` with this fit's progress, over ``n_jobs`` workers
