@@ -137,15 +137,38 @@ def distinct_splits(X: np.ndarray) -> np.ndarray:
     (a column and its complement make the same split)."""
     if X.shape[0] == 0:
         return np.zeros(0, np.int64)
-    canonical = X ^ X[:1]  # flip columns so the first row is False in each
+    columns = np.ascontiguousarray(X.T)  # packing along contiguous rows is the fast way
+    canonical = columns ^ columns[:, :1]  # flip columns so the first row is False in each
+    packed = np.packbits(canonical, axis=1)  # one column's bits per row
+    splits = packed.any(axis=1).tolist()  # padding bits are 0: whether the column varies
+    data, width = packed.tobytes(), packed.shape[1]
     seen: set[bytes] = set()
     keep = []
-    for j in range(X.shape[1]):
-        key = np.packbits(canonical[:, j]).tobytes()
-        if canonical[:, j].any() and key not in seen:
+    for j in range(len(splits)):
+        key = data[j * width:(j + 1) * width]
+        if splits[j] and key not in seen:
             seen.add(key)
             keep.append(j)
     return np.array(keep, np.int64)
+
+
+_ZOBRIST: dict[tuple[int, int], np.ndarray] = {}  # a few recent tables (read-only use)
+
+
+def _zobrist(seed: int, size: int) -> np.ndarray:
+    """``size`` random 64-bit hash keys from ``seed``: the same for the same arguments, so
+    recent tables are kept (making a generator costs tens of microseconds). The search only
+    reads them."""
+    key = (int(seed), int(size))
+    table = _ZOBRIST.get(key)
+    if table is None:
+        rng = np.random.default_rng(seed)
+        table = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=size,
+                             dtype=np.int64)
+        if len(_ZOBRIST) >= 8:
+            _ZOBRIST.pop(next(iter(_ZOBRIST)))
+        _ZOBRIST[key] = table
+    return table
 
 
 class DPSolver:
@@ -181,7 +204,12 @@ class DPSolver:
         self.n_classes = int(n_classes)
         self.labels = np.ascontiguousarray(y, dtype=np.int64)
         # Equal weights count as unit weights (popcount path); costs are scaled back.
-        self.weights, self.scale, self.unit = scaled_weights(sample_weight, n)
+        w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        if w is not None and len(w) == n > 0 and w[0] > 0 and (w == w[0]).all():
+            # scaled_weights' answer for equal weights, without its slower np.all calls
+            self.weights, self.scale, self.unit = w / w[0], float(w[0]), True
+        else:
+            self.weights, self.scale, self.unit = scaled_weights(sample_weight, n)
         self.cost_scale = self.scale  # kernel costs times this are the objective
         self.max_weight = float(self.weights.max()) if n else 1.0
         self.max_depth = int(max_depth)
@@ -197,9 +225,7 @@ class DPSolver:
             if name not in _FLAG_INDEX:
                 raise ValueError(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}")
             self.flags[_FLAG_INDEX[name]] = bool(on)
-        rng = np.random.default_rng(seed)
-        self.zob = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=2 * m + 2,
-                                dtype=np.int64)
+        self.zob = _zobrist(seed, 2 * m + 2)
         # Kernel costs are integers with unit weights; a split costs `penalty` more.
         self.integral = self.unit
         resolution = 1.0 if self.unit else 1e-9 * max(1.0, float(self.weights.sum()))
