@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
-from ._pairs import branch_bounds, pair_row, prepare, workspace
+from ._pairs import branch_bounds, pair_row, prepare, row_leaf, workspace
 
 # nd_i columns
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
@@ -555,16 +555,9 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         for g in range(base, top):
             j = g - base
             need[j] = False
-            tot = 0.0
-            mx = 0.0
-            for k in range(K):
-                v = cnt[g, k]
-                tot += v
-                if v > mx:
-                    mx = v
+            tot, lc = row_leaf(cnt, g, K)
             if tot <= 0.0:
                 continue
-            lc = tot - mx
             eq = cnt[g, K]
             if lnode[g] == -2:  # a leaf is optimal there
                 ret += lc

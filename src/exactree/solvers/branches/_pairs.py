@@ -283,7 +283,7 @@ def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
 
 
 @njit(cache=True)
-def _leaf(a, g, K):
+def row_leaf(a, g, K):
     """Total and leaf cost (total minus the largest class) of row ``g`` of ``a`` (indexed, not
     sliced: a view would cost reference counting in the hot loops)."""
     tot = 0.0
@@ -316,7 +316,7 @@ def q1_bound(f, raw, lit_off, K, s, lam_w, tol, children_leaves):
     lb = lam_w
     ub = lam_w
     for g in range(lit_off[f], lit_off[f + 1]):
-        tot, lc = _leaf(raw, g, K)
+        tot, lc = row_leaf(raw, g, K)
         if tot <= 0.0:
             continue
         nonempty += 1
@@ -419,7 +419,7 @@ def _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, car
                     bu[ga] = ubs
                     bf[ga] = f2
     for g in range(fa, fa + ca):
-        tot, leaf = _leaf(raw, g, K)
+        tot, leaf = row_leaf(raw, g, K)
         leaf *= s
         if bu[g] < leaf - tol:
             bl[g] = min(bl[g], bu[g])
@@ -591,7 +591,7 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
                      lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
         return
     for g in range(lit_off[f], lit_off[f + 1]):
-        tot, leaf = _leaf(raw, g, K)
+        tot, leaf = row_leaf(raw, g, K)
         leaf *= s
         if bu[g] < leaf - tol:
             bl[g] = min(bl[g], bu[g])
@@ -679,7 +679,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             lb = lam_w
             ub = lam_w
             for g in range(lit_off[f], lit_off[f + 1]):
-                t, lc = _leaf(raw, g, K)
+                t, lc = row_leaf(raw, g, K)
                 if t <= 0.0:
                     continue
                 lb += bl[g]
