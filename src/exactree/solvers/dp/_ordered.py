@@ -62,16 +62,15 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
- USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_PERFECT) = range(10)
+ USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS) = range(9)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
 # best complete tree assembled along the stack (an anytime answer; pruning never uses it);
 # class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
 # at least (see _class_bound); bucket_histograms: depth-two nodes with few buckets solved at
-# once from per-bucket statistics (see _histogram); error_free_search: with minimal_size, a
-# depth-two node that only an error-free tree can win is solved by _perfect_depth2.
+# once from per-bucket statistics (see _histogram).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
-              "bucket_histograms", "error_free_search")
+              "bucket_histograms")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -646,13 +645,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     class_rows = np.zeros((2, K), np.int64)
     fr_sides = np.zeros(Lmax, np.bool_)  # whether sides_k holds the current feature's splits
     wmin = 1.0
-    positive = True  # every row weighs something
     if not unit and n:
         wmin = INF
         for r in range(n):
             if 0.0 < weights[r] < wmin:
                 wmin = weights[r]
-            positive = positive and weights[r] > 0.0
     # The penalty breaks ties (minimal_size), or is the price of a split (cost complexity:
     # then a perfect tree does not end the search and costs include the penalties).
     tie_break = flags[USE_MINIMAL_SIZE]
@@ -661,15 +658,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     integral = False
     if target is None:
         integral = unit and (tie_break or penalty == 0.0)
-    # Depth-two frames that only an error-free tree can win are solved by _perfect_depth2.
-    perfect_mode = (flags[USE_PERFECT] and tie_break and penalty > 0.0 and target is None
-                    and mono and positive and 3.0 * penalty < wmin)
     # Scratch of _histogram.solve_depth2.
     use_hist = flags[USE_HISTOGRAMS] and (D >= 2)
     cap = min(MAX_BUCKETS, F * n) if use_hist else 0
     S = K if target is None else 3
     h_off = np.zeros(F + 1, np.int64)
-    h_loc = np.zeros((n if use_hist else 0, F), np.int64)
+    h_loc = np.zeros((n if use_hist else 0, F), np.int32)
     h_map = np.zeros(cap, np.int64)
     h_cum = np.zeros((cap, S))
     h_cnt = np.zeros(cap, np.int64)
@@ -742,17 +736,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 fr_ub[L] = min(fr_ub[L], fr_best[L])
                 fr_low[L] = fr_best[L]  # the frame's optimum, a bound for its parent
                 fr_fi[L] = F  # the frame is solved
-        if (perfect_mode and L > 0 and fr_d[L] == 2 and 2.0 * penalty < fr_ub[L] < wmin
-                and fr_fi[L] < F):
-            stats[ST_EVALS] += 1
-            if _perfect_depth2(rows, bv, lab, L, fr_n[L], side, fr_ub[L], penalty, sp[L],
-                               best_f[L], best_b[L], fr_best, fr_ub) and use_global:
-                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
-                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
-                               kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
-            work += F * fr_n[L]
-            fr_fi[L] = F  # the frame is solved
-            fr_qn[L] = 0
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
@@ -842,8 +825,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         fr_low[L] = 0.0
         if L == 0:
             break
-        if not ex and tie_break and target is None:
-            val = _round_up(val, penalty * ((1 << fr_d[L]) - 1), integral, wmin)
         P = L - 1
         first = fr_phase[P] == WAIT_FIRST
         sd = 0 if fr_first_left[P] == first else 1
@@ -1138,143 +1119,6 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     fr_phase[L] = SELECT
     if fr_ub[L] <= 2.0 * penalty:
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
-
-
-@njit(cache=True)
-def _perfect_stump(rows, bv, lab, n, side, keep, out):
-    """Whether the rows ``side[row] == keep`` of a node (``rows[g, :n]`` sorted by feature ``g``)
-    are one class or split into two classes without error by one test; ``out`` then gets that
-    test ``(feature, bucket)`` (feature -1: one class). Each feature's scan stops at the first
-    row that rules it out."""
-    F = rows.shape[0]
-    for g in range(F):
-        first = -1  # the class of the rows left of the test
-        second = -1  # the class right of it
-        last = -1  # the bucket of the last row of the first class
-        ok = True
-        for t in range(n):
-            if side[np.uint32(rows[g, t])] != keep:
-                continue
-            k = lab[g, t]
-            if second < 0:
-                if first < 0 or k == first:
-                    first = k
-                    last = bv[g, t]
-                    continue
-                if bv[g, t] == last:  # two classes in one bucket
-                    ok = False
-                    break
-                second = k
-            elif k != second:
-                ok = False
-                break
-        if ok:
-            out[0] = g if second >= 0 else -1
-            out[1] = last
-            return True
-    return False
-
-
-@njit(cache=True)
-def _perfect_depth2(rows, bv, lab, L, n, side, ub, penalty, sp, tree_f, tree_b, fr_best,
-                    fr_ub):
-    """Solve the depth-two frame of level ``L`` when only an error-free tree can beat ``ub``
-    (``2 * penalty < ub`` below a row's weight; minimum leaf size 1, positive weights) and its
-    depth-one sweep found none: its best is then an error-free tree of two splits, else one of
-    three below ``ub``, else nothing. Writes the tree and returns whether one was found.
-
-    Two splits: one side of the root is one class and the other side needs one test. If some
-    split of feature ``f`` does it with a pure left side, so does the split at the end of ``f``'s
-    longest pure prefix (the other side only loses rows), and likewise for suffixes: two
-    candidates per feature. Three splits: a side of one feature's split that one test separates
-    stays separable as it loses rows, so the left side is separable up to some split and the
-    right side from some split on; one bisection per feature finds the last split with a
-    separable left side, and a tree exists there or nowhere on that feature."""
-    F = rows.shape[1]
-    st_l = np.empty(2, np.int64)
-    st_r = np.empty(2, np.int64)
-    for f in range(F):
-        for pure_left in (True, False):
-            if pure_left:  # the split ending the longest pure prefix
-                c = 1
-                while c < n and lab[L, f, c] == lab[L, f, 0]:
-                    c += 1
-                p = min(c, n - 1)
-                while p >= 1 and bv[L, f, p] == bv[L, f, p - 1]:
-                    p -= 1
-                if p < 1:
-                    continue
-            else:  # the split starting the longest pure suffix
-                c = n - 2
-                while c >= 0 and lab[L, f, c] == lab[L, f, n - 1]:
-                    c -= 1
-                p = max(c + 1, 1)
-                while p <= n - 1 and bv[L, f, p] == bv[L, f, p - 1]:
-                    p += 1
-                if p > n - 1:
-                    continue
-            _mark_sides(rows, L, n, f, p, side)
-            if _perfect_stump(rows[L], bv[L], lab[L], n, side, 1 if pure_left else 0, st_l):
-                st_r[0] = -1  # the pure side's leaf
-                _write_depth2(tree_f, tree_b, f, bv[L, f, p - 1],
-                              st_r if pure_left else st_l, st_l if pure_left else st_r)
-                fr_best[L] = fr_ub[L] = 2.0 * penalty
-                return True
-    if ub <= 3.0 * penalty:
-        return False
-    for f in range(F):
-        m = 0
-        for t in range(1, n):
-            if bv[L, f, t] != bv[L, f, t - 1]:
-                sp[m] = t
-                m += 1
-        lo, hi = 0, m - 1  # bisect for the last split whose left side is separable
-        at = -1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            _mark_sides(rows, L, n, f, sp[mid], side)
-            if _perfect_stump(rows[L], bv[L], lab[L], n, side, 0, st_l):
-                at = mid
-                lo = mid + 1
-            else:
-                hi = mid - 1
-        if at < 0:
-            continue
-        _mark_sides(rows, L, n, f, sp[at], side)
-        if _perfect_stump(rows[L], bv[L], lab[L], n, side, 1, st_r):
-            _perfect_stump(rows[L], bv[L], lab[L], n, side, 0, st_l)
-            _write_depth2(tree_f, tree_b, f, bv[L, f, sp[at] - 1], st_l, st_r)
-            fr_best[L] = fr_ub[L] = 3.0 * penalty
-            return True
-    return False
-
-
-@njit(cache=True)
-def _write_depth2(tree_f, tree_b, f, b, left, right):
-    """The heap-layout tree of depth two with root test ``(f, b)`` and the tests ``left`` and
-    ``right`` (feature -1: a leaf) below it."""
-    tree_f[:] = -1
-    tree_f[0] = f
-    tree_b[0] = b
-    tree_f[1] = left[0]
-    tree_b[1] = left[1]
-    tree_f[2] = right[0]
-    tree_b[2] = right[1]
-
-
-@njit(cache=True, inline="always")
-def _round_up(bound, top, integral, wmin):
-    """A stronger lower bound ``bound`` on a subtree whose search found no tree below it, when
-    split penalties only break ties: a tree costs its misclassified weight plus at most ``top``
-    in penalties (all its splits). So if ``bound`` exceeds ``top`` no error-free tree exists and
-    any tree misclassifies ``wmin`` (the least positive weight) at least; with integral costs,
-    if ``bound`` exceeds its integer part by more than ``top``, any tree costs the next integer.
-    (This is what ends the search for the fewest splits of an error-free tree early: a child
-    that cannot be error-free is worth a whole row, not a few penalties.)"""
-    if integral:
-        e = np.floor(bound)
-        return e + 1.0 if bound - e > top else bound
-    return max(bound, wmin) if bound > top else bound
 
 
 @njit(cache=True, inline="always")

@@ -26,6 +26,7 @@ import numpy as np
 from ...data.ordered import OrderedFeatures, heap_class_weights
 from ...objectives import SquaredError
 from ...progress import DEADLINE, Progress, new_board
+from ._histogram import MAX_BUCKETS
 from ._lexicographic import cost_lower_bound, split_penalty
 from ._ordered import (
     ALL_BUCKETS,
@@ -237,8 +238,10 @@ class OrderedSolver:
         per level below the root's first two (``max(depth - 1, 1)`` levels) the node's rows
         sorted once per feature with their buckets and labels (12 bytes a row and feature),
         two classes: each evaluated split's per-feature bounds (16 bytes a row and feature),
-        and the interval bookkeeping (about 64 bytes a row); then the tree building after it
-        (about 48 bytes a row). Depth 0 (a single leaf) needs only the latter. An upper bound:
+        and the interval bookkeeping (about 64 bytes a row); once, the depth-two histograms'
+        scratch (4 bytes a row and feature, 16 bytes per statistic and bucket for at most
+        4096 buckets, see :mod:`._histogram`); then the tree building after it (about 48 bytes
+        a row). Depth 0 (a single leaf) needs only the latter. An upper bound:
         the resident memory measured is 65-85% of it (pages of deeper levels, which hold fewer
         rows, are never touched)."""
         F, n = self.features.bucket.shape
@@ -251,7 +254,9 @@ class OrderedSolver:
         two_class = K == 2 and not self.regression
         level = (12 * F * n + 8 * 2 * (n + 1) + 32 * (n + 2) + 16 * (n + 1)
                  + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24))
-        return int(max(levels * level + n + 32 * H + 8 * (4 * F + 6 * K), after))
+        stats = 3 if self.regression else K
+        histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
+        return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K), after))
 
     def _solve_shallow(self, deadline: float, progress: Progress | None) -> DPSolution:
         """``memory_limit`` rules out ``max_depth``: the optimal tree of the largest depth that
