@@ -26,7 +26,7 @@ INF = np.inf
 MAX_BUCKETS = 4096
 # The solver runs when it costs less than this share of evaluating every root split by sweeps
 # (the search's pruning evaluates some fraction of them).
-SWEEP_SHARE = 2.0
+SWEEP_SHARE = 1.0
 
 
 @njit(cache=True)
