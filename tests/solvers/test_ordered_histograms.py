@@ -33,6 +33,11 @@ def few_valued(rng):
     return X, np.unique(y, return_inverse=True)[1]
 
 
+def fit_settings(rng, n):
+    """Weights (or None), a minimum leaf size and a depth."""
+    return weights_for(rng, n), int(rng.choice([1, 1, 4, 10])), int(rng.integers(2, 4))
+
+
 def test_few_buckets_take_the_histograms_and_raw_columns_do_not():
     assert worth_it(8, 800, 8 * 21, 3)  # 20 quantile codes per column
     assert not worth_it(8, 800, 8 * 800, 2)  # every value distinct
@@ -45,9 +50,7 @@ def test_classifier_matches_brute_force_and_the_sweeps(seed):
     rng = np.random.default_rng(seed)
     X, y = few_valued(rng)
     K = int(y.max()) + 1
-    w = weights_for(rng, len(y))
-    min_leaf = int(rng.choice([1, 1, 4, 10]))
-    depth = int(rng.integers(2, 4))
+    w, min_leaf, depth = fit_settings(rng, len(y))
     params = dict(max_depth=depth, min_samples_leaf=min_leaf, search="ordered")
     fast = OptimalTreeClassifier(**params).fit(X, y, sample_weight=w)
     slow = OptimalTreeClassifier(techniques=OFF, **params).fit(X, y, sample_weight=w)
@@ -68,9 +71,7 @@ def test_regressor_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
     X, _ = few_valued(rng)
     t = rng.normal(size=len(X)).round(2)
-    w = weights_for(rng, len(t))
-    min_leaf = int(rng.choice([1, 1, 4, 10]))
-    depth = int(rng.integers(2, 4))
+    w, min_leaf, depth = fit_settings(rng, len(t))
     best = optimal_sse(raw_splits(X), t, depth, w, min_leaf)
     for tech in (None, OFF):
         model = OptimalTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf,

@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._squared_error import sse_cost
-from ._depth2 import leaf_cost
+from ._statistics import add, leaf, split_cost
 
 INF = np.inf
 # Most buckets (all features together) a node may have for this solver (its scratch size).
@@ -36,28 +35,6 @@ def worth_it(F, n, B, S):
     if B > MAX_BUCKETS or B <= F:
         return False
     return F * F * n + 2 * S * B * B < SWEEP_SHARE * (B - F) * F * n
-
-
-@njit(cache=True, inline="always")
-def _two_leaves(pre, tot, target):
-    """Cost of two leaves: statistics ``pre`` and ``tot - pre``."""
-    if target is not None:
-        return (sse_cost(pre[0], pre[1], pre[2])
-                + sse_cost(tot[0] - pre[0], tot[1] - pre[1], tot[2] - pre[2]))
-    t1 = 0.0
-    m1 = 0.0
-    t2 = 0.0
-    m2 = 0.0
-    for k in range(pre.shape[0]):
-        a = pre[k]
-        b = tot[k] - a
-        t1 += a
-        t2 += b
-        if a > m1:
-            m1 = a
-        if b > m2:
-            m2 = b
-    return (t1 - m1) + (t2 - m2)
 
 
 @njit(cache=True)
@@ -93,7 +70,7 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
     # Each row's bucket rank per feature, each rank's bucket, and every bucket's statistics.
     allb[:B, :] = 0.0
     allc[:B] = 0
-    tot = np.zeros(S)
+    tot = np.zeros((1, S))
     for g in range(F):
         b = off[g]
         for t in range(n):
@@ -102,14 +79,16 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
             gmap[b] = bv[g, t]
             r = rows[g, t]
             loc[r, g] = b
-            _add(allb, b, lab[g, t], 1.0 if unit else weights[r], r, target)
+            add(allb, b, lab[g, t], 1.0 if unit else weights[r], r, target)
             allc[b] += 1
             if g == 0:
-                _add_1d(tot, lab[g, t], 1.0 if unit else weights[r], r, target)
-    left = np.zeros(S)
-    pl = np.zeros(S)
-    pr = np.zeros(S)
-    rt = np.zeros(S)
+                add(tot, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
+    # Statistics of the root split's sides (left, rt) and of the parts of the tests below it
+    # left of their threshold (pl: on the left side, pr: on the right side).
+    left = np.zeros((1, S))
+    rt = np.zeros((1, S))
+    pl = np.zeros((1, S))
+    pr = np.zeros((1, S))
     best = INF
     for f in range(F):
         cum[:B, :] = 0.0
@@ -121,9 +100,9 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
             w = 1.0 if unit else weights[r]
             for g in range(F):
                 c = loc[r, g]
-                _add(cum, c, k, w, r, target)
+                add(cum, c, k, w, r, target)
                 cnt[c] += 1
-            _add_1d(left, k, w, r, target)
+            add(left, 0, k, w, r, target)
             if bv[f, t + 1] == bv[f, t]:
                 continue
             nl = t + 1
@@ -132,9 +111,9 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
             if restrict and not root_lo[f] <= bv[f, t] <= root_hi[f]:
                 continue
             for j in range(S):
-                rt[j] = tot[j] - left[j]
-            cl = _leaf_1d(left, target)
-            cr = _leaf_1d(rt, target)
+                rt[0, j] = tot[0, j] - left[0, j]
+            cl = leaf(left[0], target)
+            cr = leaf(rt[0], target)
             gl = gr = -1
             ul = ur = 0
             for g in range(F):
@@ -143,18 +122,18 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
                 kl = kr = 0
                 for c in range(off[g], off[g + 1] - 1):
                     for j in range(S):
-                        pl[j] += cum[c, j]
-                        pr[j] += allb[c, j] - cum[c, j]
+                        pl[0, j] += cum[c, j]
+                        pr[0, j] += allb[c, j] - cum[c, j]
                     kl += cnt[c]
                     kr += allc[c] - cnt[c]
                     if kl >= min_leaf and nl - kl >= min_leaf:
-                        v = _two_leaves(pl, left, target) + penalty
+                        v = split_cost(pl, left, 0, target) + penalty
                         if v < cl:
                             cl = v
                             gl = g
                             ul = gmap[c]
                     if kr >= min_leaf and n - nl - kr >= min_leaf:
-                        v = _two_leaves(pr, rt, target) + penalty
+                        v = split_cost(pr, rt, 0, target) + penalty
                         if v < cr:
                             cr = v
                             gr = g
@@ -170,32 +149,3 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
                 tree_f[2] = gr
                 tree_b[2] = ur
     return best
-
-
-@njit(cache=True, inline="always")
-def _add(acc, i, k, w, r, target):
-    if target is None:
-        acc[i, k] += w
-    else:
-        y = target[r]
-        acc[i, 0] += w
-        acc[i, 1] += w * y
-        acc[i, 2] += w * y * y
-
-
-@njit(cache=True, inline="always")
-def _add_1d(acc, k, w, r, target):
-    if target is None:
-        acc[k] += w
-    else:
-        y = target[r]
-        acc[0] += w
-        acc[1] += w * y
-        acc[2] += w * y * y
-
-
-@njit(cache=True, inline="always")
-def _leaf_1d(acc, target):
-    if target is None:
-        return leaf_cost(acc)
-    return sse_cost(acc[0], acc[1], acc[2])
