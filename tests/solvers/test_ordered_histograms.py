@@ -39,9 +39,11 @@ def fit_settings(rng, n):
 
 
 def test_few_buckets_take_the_histograms_and_raw_columns_do_not():
-    assert worth_it(8, 800, 8 * 21, 3)  # 20 quantile codes per column
-    assert not worth_it(8, 800, 8 * 800, 2)  # every value distinct
-    assert not worth_it(4, 100, 4, 2)  # no split at all
+    assert worth_it(8, 800, 8 * 21, 3, True)  # 20 quantile codes per column
+    assert worth_it(8, 800, 8 * 11, 2, False)
+    assert not worth_it(8, 800, 8 * 800, 2, False)  # every value distinct
+    assert not worth_it(8, 800, 8 * 800, 3, True)
+    assert not worth_it(4, 100, 4, 2, False)  # no split at all
 
 
 @settings(max_examples=60, deadline=None)

@@ -677,7 +677,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 break
         if use_hist and fr_d[L] == 2 and fr_fi[L] == -1:
             B = bucket_offsets(bv[L], fr_n[L], h_off)
-            if worth_it(F, fr_n[L], B, S):
+            if worth_it(F, fr_n[L], B, S, target is not None):
                 c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target,
                                  min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
                                  h_allc, root_lo, root_hi, L == 0, h_f, h_b)
