@@ -44,7 +44,9 @@ def worth_it(F, n, B, S, squared):
 @njit(cache=True)
 def bucket_offsets(bv, n, off):
     """``off[g] .. off[g + 1] - 1`` index feature ``g``'s distinct buckets among the node's
-    ``n`` rows (``bv[g, :n]`` sorted); returns their total number."""
+    ``n`` rows (``bv[g, :n]`` sorted); returns their total number, or stops counting (and
+    returns more than MAX_BUCKETS) once they exceed MAX_BUCKETS: raw numeric columns cost a
+    feature or two of counting per node, not all of them."""
     F = bv.shape[0]
     off[0] = 0
     for g in range(F):
@@ -53,6 +55,8 @@ def bucket_offsets(bv, n, off):
             if bv[g, t] != bv[g, t - 1]:
                 b += 1
         off[g + 1] = off[g] + b
+        if off[g + 1] > MAX_BUCKETS:
+            return off[g + 1]
     return off[F]
 
 

@@ -618,7 +618,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if target is None:
         integral = unit and (tie_break or penalty == 0.0)
     # Scratch of _histogram.solve_depth2.
-    use_hist = flags[USE_HISTOGRAMS] and (D >= 2)
+    use_hist = flags[USE_HISTOGRAMS] and D >= 2
     cap = min(MAX_BUCKETS, F * n) if use_hist else 0
     S = K if target is None else 3
     h_off = np.zeros(F + 1, np.int64)
