@@ -15,6 +15,7 @@ from ordered_cases import features_of, raw_splits, small_numeric, tree_cost, wei
 
 from exactree import OptimalTreeClassifier
 from exactree.progress import BEST, LOWER, new_board
+from exactree.solvers.dp._lexicographic import PERFECT_IS_FINAL_DEPTH
 from exactree.solvers.dp.ordered import OrderedSolver
 
 SEED = st.integers(0, 2**31 - 1)
@@ -71,6 +72,43 @@ def test_fewest_splits_among_optimal_trees(seed):
     off = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth, min_samples_leaf=min_leaf,
                         techniques={"minimal_size": False}).solve()
     assert off.cost == pytest.approx(cost, abs=1e-9) and off.tree.n_splits >= splits
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEED)
+def test_depth_four_is_size_minimal_unless_perfect(seed):
+    """From depth 4 a tree without errors ends the search (see _lexicographic; it is looked for
+    first, without split penalties); any other optimum still has the fewest splits."""
+    rng = np.random.default_rng(seed)
+    X, y, K = small_numeric(rng)
+    w = weights_for(rng, len(y))
+    cost, splits = lexicographic_optimum(X, y, K, 4, w, 1)
+    feats, B = features_of(X, y)
+    sol = OrderedSolver(feats, y, K, sample_weight=w, max_depth=4).solve()
+    assert sol.optimal and sol.limit is None
+    assert sol.cost == pytest.approx(cost, abs=1e-9)
+    assert sol.lower_bound == pytest.approx(sol.cost, abs=1e-9)
+    assert tree_cost(sol.tree, B, y, K, w) == pytest.approx(sol.cost, abs=1e-9)
+    if cost > 0:
+        assert sol.tree.n_splits == splits
+
+
+def test_a_deep_perfect_tree_is_looked_for_without_penalties(monkeypatch):
+    """Iris has a perfect tree of depth 4: searched for without penalties, every node stops at
+    its first perfect subtree, a fraction of the size-minimal search's work."""
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    feats, _ = features_of(X, y)
+
+    def evaluations():
+        solver = OrderedSolver(feats, y, 3, max_depth=4)
+        sol = solver.solve()
+        assert sol.optimal and sol.cost == 0 and sol.lower_bound == 0
+        return solver.stats[1]
+
+    first = evaluations()
+    monkeypatch.setattr(OrderedSolver, "_perfect_first", lambda self: False)
+    assert 3 * first < evaluations()
 
 
 @settings(max_examples=40, deadline=None)
@@ -139,7 +177,8 @@ def test_truncated_solves_are_valid(seed):
         assert sol.limit == "time_limit"
     off = truncated(feats, y, K, depth, w, min_leaf, work, {"global_incumbent": False})
     assert sol.cost <= off.cost + 1e-9
-    assert off.optimal == sol.optimal and off.lower_bound == pytest.approx(sol.lower_bound)
+    if sol.cost > 0 or depth < PERFECT_IS_FINAL_DEPTH:  # else final once found (_lexicographic)
+        assert off.optimal == sol.optimal and off.lower_bound == pytest.approx(sol.lower_bound)
 
 
 @settings(max_examples=30, deadline=None)

@@ -1202,6 +1202,10 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
             if bound >= ub:
                 stats[ST_PRUNED] += 1
                 continue
+        if flags[USE_NEIGHBOURS] and le >= 0 and re >= 0 and (
+                ev_l[L, re] + ev_r[L, le] + penalty - _moved(pw[L], sp[L], le, re, unit) >= ub):
+            stats[ST_PRUNED] += 1
+            continue
         if flags[USE_NEIGHBOURS]:
             # The incumbent may have improved since the interval was queued: shrink it again.
             if le >= 0:

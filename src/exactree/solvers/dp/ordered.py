@@ -27,7 +27,7 @@ from ...data.ordered import OrderedFeatures, heap_class_weights
 from ...objectives import SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._histogram import MAX_BUCKETS
-from ._lexicographic import cost_lower_bound, split_penalty
+from ._lexicographic import PERFECT_IS_FINAL_DEPTH, cost_lower_bound, split_penalty
 from ._ordered import (
     ALL_BUCKETS,
     CLOCK_WORK,
@@ -207,8 +207,20 @@ class OrderedSolver:
         deep_deadline = deadline
         if fallback and time_limit is not None:
             deep_deadline = deadline - min(FALLBACK_SHARE * float(time_limit), FALLBACK_MAX)
-        outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress, roots,
-                                               board)
+        if self._perfect_first():
+            # A tree without errors ends the search (see _lexicographic): looked for first,
+            # without penalties, every node stops at its first perfect subtree.
+            # (Half the least weight: an error's cost summed in floating point may fall short
+            # of it by a rounding error.)
+            outcome, cost, lb, root = self._search(self.max_depth, min(ub, self._error_cost() / 2),
+                                                   deep_deadline, progress, roots, board,
+                                                   penalty=0.0)
+            if cost < INF and self._rank(root) / self.cost_scale < ub:
+                stats = dict(zip(STAT_NAMES, self.stats.tolist()))
+                return DPSolution(root, self._cost(root), 0.0, True, stats)
+        if not (self._perfect_first() and outcome != DONE):
+            outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
+                                                   roots, board)
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
@@ -284,12 +296,24 @@ class OrderedSolver:
         """A tree's objective with the split penalties (see :meth:`objective`)."""
         return self._cost(root) + self.penalty * self.cost_scale * root.n_splits
 
+    def _perfect_first(self) -> bool:
+        """Whether a tree without errors would end the search (size-minimal classification
+        from depth PERFECT_IS_FINAL_DEPTH on, see :mod:`._lexicographic`)."""
+        return (self.penalty > 0 and not self.regression
+                and self.max_depth >= PERFECT_IS_FINAL_DEPTH)
+
+    def _error_cost(self) -> float:
+        """The least positive row weight (kernel units): what an error costs at least."""
+        w = self.weights[self.weights > 0]
+        return float(w.min()) if len(w) else INF
+
     def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None,
                 roots: tuple[np.ndarray, np.ndarray] | None = None,
-                board: np.ndarray | None = None):
+                board: np.ndarray | None = None, penalty: float | None = None):
         """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound (on
         the penalised objective, kernel units) and the tree (a leaf when cut short before any
-        tree below ``ub``)."""
+        tree below ``ub``). ``penalty``: the kernel's split penalty instead of
+        ``kernel_penalty``."""
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
@@ -302,7 +326,8 @@ class OrderedSolver:
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target, *roots, self.kernel_penalty, int(self.clock_work))
+                self.target, *roots, self.kernel_penalty if penalty is None else penalty,
+                int(self.clock_work))
         if progress is None:
             outcome, cost, lb = search(*args)
         else:
