@@ -875,6 +875,8 @@ def _interval_lower(L, lo, hi, le, re, mono, pw, sp, ev_l, ev_r, unit, penalty):
     if re >= 0 and lo <= hi:
         a = max(a, ev_l[L, re] + (ev_r[L, re] if mono else 0.0)
                 - _moved(pw[L], sp[L], lo, re, unit))
+    if le >= 0 and re >= 0:  # re's left side and le's right side, less every row between
+        a = max(a, ev_l[L, re] + ev_r[L, le] - _moved(pw[L], sp[L], le, re, unit))
     return a + penalty
 
 
@@ -1204,6 +1206,7 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
                 continue
         if flags[USE_NEIGHBOURS] and le >= 0 and re >= 0 and (
                 ev_l[L, re] + ev_r[L, le] + penalty - _moved(pw[L], sp[L], le, re, unit) >= ub):
+            # re's left subtree and le's right one lose at most the rows between them.
             stats[ST_PRUNED] += 1
             continue
         if flags[USE_NEIGHBOURS]:
