@@ -145,16 +145,18 @@ def test_boundary_thresholds_can_lose_the_optimum_at_depth_two():
 
 @pytest.mark.parametrize("n", [40, 300, 2000])
 def test_threshold_ranks_of_every_cardinality(n):
-    """Ranks (thresholds below each value) and midpoints, whichever way a column is ranked:
-    searched (few values), argsorted after sorting (short rows of many values), or argsorted
-    once when the first values already show many (long rows), including mixed rows."""
+    """Ranks (thresholds below each value) and midpoints, whether a column is argsorted by
+    NumPy (short columns) or radix-sorted on its bits (long ones): few or many values, signs,
+    -0.0 beside 0.0 (equal), huge magnitudes."""
     rng = np.random.default_rng(n)
+    signed = rng.choice([-1e308, -2.5, -0.0, 0.0, 1e-300, 3.0, 1e308], n)
     X = np.column_stack([rng.integers(0, 3, n), rng.normal(size=n), rng.integers(0, 90, n),
                          np.r_[np.zeros(n // 2), rng.normal(size=n - n // 2)],  # late variety
-                         np.r_[rng.normal(size=n // 2), np.zeros(n - n // 2)]]).astype(float)
+                         np.r_[rng.normal(size=n // 2), np.zeros(n - n // 2)],
+                         signed, -rng.exponential(size=n)]).astype(float)
     columns = [Column(f"x{j}") for j in range(X.shape[1])]
     b = Binarizer().fit(X, np.zeros(n, np.int64), columns, keep_ranks=True)
     for j in range(X.shape[1]):
         distinct = np.unique(X[:, j])
-        np.testing.assert_array_equal(b.value_[b.column_ == j], (distinct[:-1] + distinct[1:]) / 2)
+        np.testing.assert_array_equal(b.value_[b.column_ == j], distinct[:-1] / 2 + distinct[1:] / 2)
         np.testing.assert_array_equal(b.ranks[j], np.searchsorted(distinct, X[:, j]))
