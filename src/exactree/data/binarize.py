@@ -160,8 +160,8 @@ def _sorted_midpoints(V: np.ndarray, want_rank: bool
 @njit(cache=True)
 def _radix_argsort(U):
     """Each row's argsort of the float64 rows whose bits ``U`` holds (NaN last): a radix sort
-    on the bits, one byte at a time (bytes that all rows share are skipped), 2-4x faster than
-    NumPy's argsort on long rows."""
+    on the bits, one byte at a time (a byte every value of the row shares is skipped), 2-4x
+    faster than NumPy's argsort on long rows."""
     p, n = U.shape
     order = np.empty((p, n), np.int64)
     key, key2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
