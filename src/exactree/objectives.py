@@ -13,7 +13,7 @@ kernels that take functions as arguments).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -133,6 +133,126 @@ class SquaredError:
         W = np.bincount(groups, weights=w)
         mean = np.bincount(groups, weights=w * y) / np.where(W > 0, W, 1.0)
         return float(w @ (y - mean[groups]) ** 2)
+
+
+class LeafCost:
+    """A classification objective written in Python: what a leaf costs when it predicts class
+    ``label`` and its rows have class weights ``weights``.
+
+    ``cost(weights, label) -> float`` gets a float array with one weight per class (in the
+    order of the estimator's ``classes_``) and a class index. Every leaf predicts its label
+    of least cost (ties: the smallest index) and a tree costs the sum of its leaves' costs.
+    The function is compiled with Numba (``numba.njit``; write it in the NumPy subset Numba
+    supports) into the ordered search, so the optimum is proven as for misclassification,
+    provided the cost keeps these promises, for every label and all weights:
+
+    - it is finite and not negative;
+    - it never decreases when a row joins the leaf (more weight of any class);
+    - one unit of weight joining the leaf raises it by ``row_cost`` at most.
+
+    The search's bounds rest on the last two (a subtree never costs less with more rows, and
+    a row moved between two subtrees changes their costs by ``row_cost`` times its weight at
+    most); :meth:`check` tests them on random weights before a fit and names the first one
+    broken. Misclassification is ``LeafCost(lambda w, c: w.sum() - w[c], row_cost=1.0)``; a
+    loss matrix ``L`` (true class, label) is ``w @ L[:, c]`` with ``row_cost=L.max()``.
+    """
+
+    def __init__(self, cost: Any, row_cost: float, *, name: str = "leaf_cost") -> None:
+        self.cost = cost
+        self.row_cost = row_cost
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"LeafCost({getattr(self.cost, '__name__', self.cost)!r}, row_cost={self.row_cost})"
+
+    def _jitted(self) -> Any:
+        from numba.core.dispatcher import Dispatcher
+
+        cache = self.__dict__.setdefault("_compiled", {})
+        if "cost" not in cache:
+            from numba import njit
+
+            cache["cost"] = self.cost if isinstance(self.cost, Dispatcher) else njit(self.cost)
+        return cache["cost"]
+
+    def kernel_target(self) -> tuple[Any, float]:
+        """What the ordered search takes as its ``target``: a compiled ``leaf(a, b, sign, K)``
+        giving the least cost over labels of the class weights ``a + sign * b`` (pointers to
+        ``K`` floats), and ``row_cost``. Compiled once per object."""
+        cache = self.__dict__.setdefault("_compiled", {})
+        if "leaf" not in cache:
+            from numba import carray, cfunc, types
+
+            cost = self._jitted()
+            sig = types.float64(types.CPointer(types.float64), types.CPointer(types.float64),
+                                types.float64, types.int64)
+
+            def leaf(a, b, sign, K):
+                A = carray(a, K)
+                B = carray(b, K)
+                w = np.empty(K)
+                for k in range(K):
+                    w[k] = A[k] + sign * B[k]
+                best = np.inf
+                for c in range(K):
+                    v = cost(w, c)
+                    if v < best:
+                        best = v
+                return best
+
+            cache["leaf"] = cfunc(sig)(leaf)
+        return cache["leaf"], float(self.row_cost)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
+    def __deepcopy__(self, memo: dict) -> LeafCost:
+        return LeafCost(self.cost, self.row_cost, name=self.name)
+
+    def leaf_costs(self, class_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For rows of class weights ``(m, K)``: each leaf's least cost and its label."""
+        cw = np.atleast_2d(np.asarray(class_weights, np.float64))
+        cost = self._jitted()
+        costs = np.array([[cost(np.ascontiguousarray(w), c) for c in range(cw.shape[1])]
+                          for w in cw]).reshape(len(cw), cw.shape[1])
+        label = np.argmin(costs, axis=1)
+        return costs[np.arange(len(cw)), label], label
+
+    def lower_bound(self, class_weights: np.ndarray) -> float:
+        return 0.0
+
+    def check(self, n_classes: int, total_weight: float, trials: int = 200,
+              seed: int = 0) -> None:
+        """Test the promises above on ``trials`` random class weights up to ``total_weight``;
+        raise ValueError naming the first one broken (with the weights and label)."""
+        if not (isinstance(self.row_cost, (int, float, np.number)) and np.isfinite(self.row_cost)
+                and self.row_cost >= 0):
+            raise ValueError(f"row_cost must be a finite number >= 0, got {self.row_cost!r}")
+        cost = self._jitted()
+        rng = np.random.default_rng(seed)
+        top = max(float(total_weight), 1.0)
+        tol = 1e-9 * max(1.0, self.row_cost * top)
+        for t in range(trials):
+            w = rng.uniform(0, top, n_classes) * (rng.random(n_classes) < 0.8)
+            if t == 0:
+                w[:] = 0.0
+            k = int(rng.integers(n_classes))
+            d = float(rng.uniform(0, top / 4))
+            more = w.copy()
+            more[k] += d
+            for c in range(n_classes):
+                a, b = float(cost(w, c)), float(cost(more, c))
+                if not (np.isfinite(a) and a >= -tol):
+                    raise ValueError(f"{self!r}: cost({w.tolist()}, {c}) = {a}; it must be "
+                                     "finite and not negative")
+                if b < a - tol:
+                    raise ValueError(f"{self!r}: cost({more.tolist()}, {c}) = {b} is below "
+                                     f"cost({w.tolist()}, {c}) = {a}; a leaf must never cost "
+                                     "less with more rows")
+                if b - a > self.row_cost * d + tol:
+                    raise ValueError(f"{self!r}: adding weight {d} of class {k} to "
+                                     f"{w.tolist()} raises cost(., {c}) by {b - a}, more than "
+                                     f"row_cost * {d}; raise row_cost")
 
 
 _REGISTRY: dict[str, Objective] = {}

@@ -13,6 +13,7 @@ from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
 from ..data.validation import TimeLimitReached
+from ..objectives import LeafCost
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
@@ -150,6 +151,16 @@ class OptimalTreeClassifier(TreeClassifierBase):
         columns with many thresholds (32 on average, 16 on at most 500 rows, or 1,000 in all)
         and "binary" otherwise. Both give the same optimum; "ordered" has no node budgets,
         so ``max_nodes`` below the full tree and :meth:`fit_path` use "binary".
+    objective : LeafCost or None, default=None
+        A leaf cost of your own (:class:`exactree.objectives.LeafCost`: a Python function of
+        a leaf's class weights and its label, compiled with Numba) minimised instead of the
+        weighted misclassification; leaves predict their label of least cost. Runs the
+        ordered search (so no ``max_nodes`` below the full tree, no :meth:`fit_path`, no
+        ``search="binary"``) in one process (``n_jobs`` does not apply); the optimum is proven
+        as long as the cost keeps :class:`~exactree.objectives.LeafCost`'s promises, which
+        ``fit`` tests on random weights first. ``lower_bound_`` after a time limit comes from
+        the search alone. With ``cost_complexity`` the objective is ``cost / total weight +
+        alpha * splits``.
     class_weight : dict, "balanced" or None, default=None
         Weight of each class, ``{label: weight}`` (labels left out weigh 1); ``"balanced"``
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
@@ -201,6 +212,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "cache_limit": [Interval(Integral, 1, None, closed="left"), None],
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
+        "objective": [LeafCost, None],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "n_jobs": [Integral, None],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
@@ -214,6 +226,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  thresholds: str = "exact", max_thresholds: int | None = None,
                  categorical_features: Any = None, cache_limit: int | None = None,
                  techniques: dict | None = None, search: str = "auto",
+                 objective: LeafCost | None = None,
                  class_weight: dict | str | None = None, n_jobs: int | None = None,
                  verbose: int = 0) -> None:
         self.max_depth = max_depth
@@ -228,6 +241,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.cache_limit = cache_limit
         self.techniques = techniques
         self.search = search
+        self.objective = objective
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -276,6 +290,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _choose_ordered(self, X: np.ndarray) -> OrderedFeatures | None:
         budgeted = self.max_nodes is not None and self.max_nodes < (1 << self.max_depth) - 1
+        if self.objective is not None and (budgeted or self.search == "binary"):
+            raise ValueError("an objective runs the ordered search, which solves "
+                             "depth-limited trees: max_nodes below the full tree and "
+                             "search='binary' do not apply")
         if self.search == "binary":
             return None
         if budgeted:
@@ -283,6 +301,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
                 raise ValueError("search='ordered' solves depth-limited trees; max_nodes needs "
                                  "search='binary' (or 'auto')")
             return None
+        if self.objective is not None:
+            return ordered_features(self.binarizer_, X, self._deadline)
         per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
         auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
         # Few thresholds per feature: MurTree's pair counting is faster. On large data a
@@ -297,12 +317,19 @@ class OptimalTreeClassifier(TreeClassifierBase):
     def _run(self, solver: DPSolver | OrderedSolver, **solve_args: Any) -> DPSolution | None:
         """``solver.solve(**solve_args)`` with this fit's progress, over ``n_jobs`` workers
         where that can pay (see :func:`~exactree.solvers.dp.parallel.solve_dp`)."""
-        sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
-                                       **solve_args)
+        n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
+        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress, **solve_args)
         return sol
 
     def _tree(self, solution: DPSolution) -> Tree:
-        return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_))
+        return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_),
+                       labels=self._labels)
+
+    def _labels(self, class_weights: np.ndarray) -> np.ndarray:
+        """Each node's label: the class of most weight, or of least cost under ``objective``."""
+        if self.objective is None:
+            return np.argmax(class_weights, axis=1)
+        return self.objective.leaf_costs(class_weights)[1]
 
     def _status(self, proven: bool, limit: str | None = None) -> str:
         return solution_status(proven, limit, self.binarizer_.exact_)
@@ -316,6 +343,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
         penalised as the fit's (a leaf has no split to pay for)."""
         self.search_ = None
         result = super()._leaf_result(y, w, columns)
+        if self.objective is not None:
+            counts = np.bincount(y, weights=w, minlength=len(self.classes_))
+            cost, label = self.objective.leaf_costs(counts)
+            result.tree.label[:] = label[0]
+            result.objective = result.upper_bound = float(cost[0])
         if self.cost_complexity > 0:
             result.objective = result.upper_bound = result.objective / float(w.sum())
         return result
@@ -328,11 +360,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
             self.search_ = "ordered"
             memory = self._memory_bytes(X, self.binarizer_, features)
             total = float(sample_weight.sum())
+            if self.objective is not None:
+                self.objective.check(len(self.classes_), total)
             solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
                                    max_depth=self.max_depth,
                                    min_samples_leaf=self.min_samples_leaf, memory_limit=memory,
                                    techniques=self._techniques(ORDERED_TECHNIQUES),
-                                   split_cost=self.cost_complexity * total)
+                                   split_cost=self.cost_complexity * total,
+                                   leaf_cost=self.objective)
             result = self._result(self._run(solver, time_limit=search_time(self._time_left())))
             if self.cost_complexity > 0:  # one search of the penalised objective, normalised
                 result.objective /= total
@@ -487,6 +522,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
         ``optimal=False`` and its proven ``lower_bound``, and the path goes on (budgets the
         time did not reach are left out of it).
         """
+        if self.objective is not None:
+            raise ValueError("fit_path needs node budgets, which the ordered search that an "
+                             "objective runs does not have")
         self._fit(X, y, sample_weight, self._solve_path)
         return self.path_
 

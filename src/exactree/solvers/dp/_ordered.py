@@ -18,15 +18,18 @@ feature, so
 Objectives. Misclassification (node statistics: class weights) is the default; passing a
 ``target`` array (instead of None) makes it the weighted sum of squared errors with mean leaves
 (statistics ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)``, a leaf costs ``Q - S**2 / W``), with
-the statistics added row by row through :func:`_add`. Every kernel is compiled for both types
-of ``target``: Numba prunes the ``target is None`` branches at compile time, so the
-misclassification code is what it was, and both specialisations load from the cache. The bounds
+the statistics added row by row through :func:`_add`; a ``(leaf, row_cost)`` tuple makes it a
+user's objective of the class weights (see :mod:`._statistics`). Every kernel is compiled for
+each type of ``target``: Numba prunes the ``target is None`` branches at compile time, so the
+misclassification code is what it was, and every specialisation loads from the cache. The bounds
 stay valid for squared error: a subset of rows never costs more than its superset (its mean is
 one candidate leaf value), and a row moved into or out of a subtree changes its optimal cost by
 at most ``w * R**2``, where ``R`` is the range of the targets of the frame's node (a row added
 to a leaf whose mean lies in that range raises the leaf's cost by at most ``w (y - mean)**2``);
 so the "moved weight" bounds hold with weights scaled by ``R**2`` (``fr_rho``). The two-class
-sweep and its per-feature bounds are misclassification facts and run only for it.
+sweep and its per-feature bounds are misclassification facts and run only for it. A user's
+objective promises what the bounds need (:class:`exactree.objectives.LeafCost`): a leaf never
+costs less with more rows, and a unit of weight changes its cost by ``row_cost`` at most.
 
 Size-minimal optima: every split costs a small ``penalty`` on top (see :mod:`._lexicographic`),
 added wherever a split's cost is formed (two leaves of a depth-one split, two children of a
@@ -57,7 +60,9 @@ from ._depth2 import leaf_cost
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
+from ._statistics import row_cost as _row_cost
 from ._statistics import split_cost as _split_cost
+from ._statistics import width as _width
 from ._lexicographic import perfect_is_final
 
 INF = np.inf
@@ -595,7 +600,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     feat_cost = np.zeros(F)
     # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
     # bound those of the splits around it.
-    ev_g = np.zeros((Lmax, n + 1 if K == 2 else 1, F, 2))
+    ev_g = np.zeros((Lmax, n + 1 if K == 2 and target is None else 1, F, 2))
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     # Classes present on each side of every split of the current feature (_count_sides).
@@ -620,7 +625,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # Scratch of _histogram.solve_depth2.
     use_hist = flags[USE_HISTOGRAMS] and D >= 2
     cap = min(MAX_BUCKETS, F * n) if use_hist else 0
-    S = K if target is None else 3
+    S = _width(target, K)
     h_off = np.zeros(F + 1, np.int64)
     h_loc = np.zeros((n if use_hist else 0, F), np.int32)
     h_map = np.zeros(cap, np.int64)
@@ -1047,8 +1052,8 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
                 best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
-    which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
-    the squared range of the node's targets (see the module docstring). A tree the sweep has
+    which also orders the features by their depth-one cost). ``fr_rho[L]``: what a unit of
+    weight moved can change a cost by (see :func:`._statistics.row_cost`). A tree the sweep has
     not seen has two splits or more, so it costs ``2 * penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
@@ -1058,14 +1063,7 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     for t in range(n):
         r = rows[L, 0, t]
         _add(fr_tot[L], 0, lab[L, 0, t], 1.0 if unit else weights[r], r, target)
-    if target is not None:
-        lo = INF
-        hi = -INF
-        for t in range(n):
-            y = target[rows[L, 0, t]]
-            lo = min(lo, y)
-            hi = max(hi, y)
-        fr_rho[L] = (hi - lo) * (hi - lo) if n else 0.0
+    fr_rho[L] = _row_cost(target, rows[L, 0], n)
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
                 feat_cost, fr_d1pos[L], target, penalty)
     fr_best[L] = sw[0, 0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -15,13 +15,15 @@ from .solver import BinaryNode
 
 
 def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
-            n_classes: int, regression: bool = False) -> Tree:
+            n_classes: int, regression: bool = False,
+            labels: Callable[[np.ndarray], np.ndarray] | None = None) -> Tree:
     """Translate binary tests back: ``x <= t`` becomes a THRESHOLD node (true branch left),
     ``x == category`` a CATEGORICAL node sending that category to the true branch and every
     other category to the false branch. A threshold test on a column with missing values at fit
     time sends them the way the binary feature does (``x <= t or missing``: left); on other
     columns they take the Tree's default, the heavier child. ``regression``: node counts are
-    ``(mean, weight, squared error)`` and the tree is a regression tree.
+    ``(mean, weight, squared error)`` and the tree is a regression tree. ``labels``: each
+    node's label from the rows of node class weights (default: the class of most weight).
 
     The same tree as :class:`~exactree.tree.TreeBuilder` gives (preorder, a node's distinct
     children in slot order), with its arrays filled directly: the builder's per-node objects
@@ -78,7 +80,7 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
         label = np.zeros(n, np.int64)
     else:
         weight = value.sum(axis=1).tolist()
-        label = value.argmax(axis=1)
+        label = value.argmax(axis=1) if labels is None else labels(value)
     # Missing values: the heavier child (the left one on a tie), as Tree's default does,
     # unless the fit chose the side (a column with missing values at fit time).
     missing_left = [False] * n

@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from ...data.ordered import OrderedFeatures, heap_class_weights
-from ...objectives import SquaredError
+from ...objectives import LeafCost, SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._histogram import MAX_BUCKETS
 from ._lexicographic import PERFECT_IS_FINAL_DEPTH, cost_lower_bound, split_penalty
@@ -72,6 +77,8 @@ class OrderedSolver:
         Cost complexity: minimise ``cost + split_cost * splits`` (in cost units: weight, or
         squared error) instead; the solutions' ``cost`` and ``lower_bound`` are then of that
         objective, and its optima are not size-minimal beyond what the price makes them.
+    leaf_cost : a user's :class:`~exactree.objectives.LeafCost` instead of misclassification
+        (the weights it sees are ``sample_weight`` as given); its equivalent-points bound is 0.
 
     ``penalty`` is the tie-breaking split penalty in kernel cost units (0 with
     ``minimal_size`` off or a ``split_cost``; ``kernel_penalty`` is what the kernel charges),
@@ -86,10 +93,11 @@ class OrderedSolver:
                  sample_weight: np.ndarray | None = None, max_depth: int = 3,
                  min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None,
                  target: np.ndarray | None = None, memory_limit: float | None = None,
-                 split_cost: float = 0.0) -> None:
+                 split_cost: float = 0.0, leaf_cost: LeafCost | None = None) -> None:
         self.features = features
         n = features.bucket.shape[1]
         self.regression = target is not None
+        self.leaf_cost = leaf_cost
         self.n_classes = 3 if self.regression else int(n_classes)  # statistics per node
         self.labels = (np.zeros(n, np.int64) if self.regression
                        else np.ascontiguousarray(y, dtype=np.int64))
@@ -100,6 +108,9 @@ class OrderedSolver:
             self.weights, self.scale, self.unit = w / w[0], float(w[0]), True
         else:
             self.weights, self.scale, self.unit = scaled_weights(sample_weight, len(self.labels))
+        if leaf_cost is not None:  # the user's cost sees the weights as given
+            self.weights = np.ones(n) if w is None else np.ascontiguousarray(w)
+            self.scale, self.unit = 1.0, False
         self.target = self.y = None
         # Kernel costs times cost_scale are the objective.
         self.cost_scale = self.scale
@@ -166,8 +177,10 @@ class OrderedSolver:
         F = len(splits)
         per = max(1, -(-n_tasks // max(F, 1)))
         tasks = []
-        for f in root_order(self.features.bucket, self.labels, self.weights, self.unit,
-                            self.n_classes, self.min_leaf, self.target):
+        with _quiet_function_types():
+            order = root_order(self.features.bucket, self.labels, self.weights, self.unit,
+                               self.n_classes, self.min_leaf, self._kernel_target())
+        for f in order:
             cuts = np.unique(np.linspace(0, splits[f], min(per, splits[f]) + 1).astype(np.int64))
             for lo, hi in zip(cuts[:-1], cuts[1:]):
                 root_lo = np.ones(F, np.int64)  # lo > hi: no split on the feature
@@ -272,7 +285,7 @@ class OrderedSolver:
             return int(after)
         levels = max(depth - 1, 1)
         H = (1 << (depth + 1)) - 1
-        two_class = K == 2 and not self.regression
+        two_class = K == 2 and not self.regression and self.leaf_cost is None
         level = (12 * F * n + 8 * 2 * (n + 1) + 32 * (n + 2) + 16 * (n + 1)
                  + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24))
         stats = 3 if self.regression else K
@@ -308,7 +321,7 @@ class OrderedSolver:
     def _perfect_first(self) -> bool:
         """Whether a tree without errors would end the search (size-minimal classification
         from depth PERFECT_IS_FINAL_DEPTH on, see :mod:`._lexicographic`)."""
-        return (self.penalty > 0 and not self.regression
+        return (self.penalty > 0 and not self.regression and self.leaf_cost is None
                 and self.max_depth >= PERFECT_IS_FINAL_DEPTH)
 
     def _error_cost(self) -> float:
@@ -339,22 +352,31 @@ class OrderedSolver:
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self.target, *roots, self.kernel_penalty if penalty is None else penalty,
+                self._kernel_target(), *roots,
+                self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work))
-        if progress is None:
-            outcome, cost, lb = search(*args)
-        else:
-            outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
+        with _quiet_function_types():
+            if progress is None:
+                outcome, cost, lb = search(*args)
+            else:
+                outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
+
+    def _kernel_target(self) -> Any:
+        """The kernels' ``target``: the targets (squared error), the user's compiled objective,
+        or None (misclassification)."""
+        return self.target if self.leaf_cost is None else self.leaf_cost.kernel_target()
 
     def equivalent_points_bound(self) -> float:
         """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature (squared
         error: each such group costs at least its own squared error around its mean).
         Computed once per solver."""
         if self._epb is None:
-            if self.regression:
+            if self.leaf_cost is not None:
+                self._epb = 0.0  # a user's leaf costs need not add up over groups of rows
+            elif self.regression:
                 if not len(self.y):
                     self._epb = 0.0
                 else:
@@ -382,6 +404,8 @@ class OrderedSolver:
             for counts in leaves:
                 total += float(counts[2])
             return total
+        if self.leaf_cost is not None:
+            return float(self.leaf_cost.leaf_costs(np.array(leaves))[0].sum()) + total
         cost = 0.0
         if self.unit and self.scale == 1.0:  # whole counts: any order of sums is exact
             for counts in leaves:
@@ -429,6 +453,15 @@ class OrderedSolver:
             n.true, n.false = (right, left) if split_flip[f][b] else (left, right)
             stack += [(2 * i + 1, left), (2 * i + 2, right)]
         return root
+
+
+@contextmanager
+def _quiet_function_types() -> Iterator[None]:
+    """Numba calls passing a function (a user's objective) a feature in trial on every call;
+    it is what the kernels are built for here, so the warning says nothing to the user."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+        yield
 
 
 def _regression_counts(node: np.ndarray, y: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
