@@ -176,29 +176,31 @@ class LeafCost:
         return cache["cost"]
 
     def kernel_target(self) -> tuple[Any, float]:
-        """What the ordered search takes as its ``target``: a compiled ``leaf(a, b, sign, K)``
-        giving the least cost over labels of the class weights ``a + sign * b`` (pointers to
-        ``K`` floats), and ``row_cost``. Compiled once per object."""
+        """What the ordered search takes as its ``target``: a compiled ``leaf(a, b, K, split)``
+        giving the least cost over labels of the class weights ``a`` (pointers to ``K``
+        floats), plus that of ``b - a`` when ``split`` is 1; and ``row_cost``. Compiled once
+        per object."""
         cache = self.__dict__.setdefault("_compiled", {})
         if "leaf" not in cache:
-            from numba import carray, cfunc, types
+            from numba import carray, cfunc, njit, types
 
             cost = self._jitted()
             sig = types.float64(types.CPointer(types.float64), types.CPointer(types.float64),
-                                types.float64, types.int64)
+                                types.int64, types.int64)
 
-            def leaf(a, b, sign, K):
-                A = carray(a, K)
-                B = carray(b, K)
-                w = np.empty(K)
-                for k in range(K):
-                    w[k] = A[k] + sign * B[k]
+            @njit
+            def least(w):
                 best = np.inf
-                for c in range(K):
-                    v = cost(w, c)
-                    if v < best:
-                        best = v
+                for c in range(w.shape[0]):
+                    best = min(best, cost(w, c))
                 return best
+
+            def leaf(a, b, K, split):
+                A = carray(a, K)
+                if not split:
+                    return least(A)
+                B = carray(b, K)
+                return least(A) + least(B - A)
 
             cache["leaf"] = cfunc(sig)(leaf)
         return cache["leaf"], float(self.row_cost)

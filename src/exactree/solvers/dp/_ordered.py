@@ -61,6 +61,7 @@ from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import row_cost as _row_cost
+from ._statistics import skip_weight as _skip_weight
 from ._statistics import split_cost as _split_cost
 from ._statistics import width as _width
 from ._lexicographic import perfect_is_final
@@ -147,7 +148,7 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     if _leaf(pre[s], target) + penalty >= best[s, 0]:
         return INF
     if target is not None:
-        return -1.0  # squared error: no skip, every split is evaluated
+        return _skip_weight(target, cost - best[s, 0])
     return _skip(pre, tot, s, best[s, 0] - penalty)
 
 

@@ -3,9 +3,9 @@
 - ``None``: class weights, misclassification;
 - a float array (the rows' targets): ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)``, squared
   error with mean leaves;
-- a ``(leaf, row_cost)`` tuple (a user's :class:`~exactree.objectives.LeafCost`): class
-  weights, each leaf costing what the compiled ``leaf(a, b, sign, K)`` returns for the class
-  weights ``a + sign * b``.
+- a ``(cost, row_cost)`` tuple (a user's :class:`~exactree.objectives.LeafCost`): class
+  weights; the compiled ``cost(a, b, K, split)`` gives the cost of a leaf with class weights
+  ``a`` (``split`` 0) or of the two leaves ``a`` and ``b - a`` (``split`` 1).
 
 Numba compiles each kernel once per type of ``target`` (every user objective has the same
 type, a function pointer, so one compiled kernel serves them all and loads from the cache);
@@ -87,6 +87,18 @@ def row_cost(target, rows, n):
 
 
 @njit(cache=True, inline="always")
+def skip_weight(target, gap):
+    """Weight the rows after a split that costs ``gap`` more than the best must move before
+    another split of the same sweep can beat it (the misclassification kernels have a sharper
+    rule): a moved row changes the two leaves' costs by its weight times ``row_cost`` at most.
+    Squared error skips nothing (-1: its bound, the squared range of the node's targets, is
+    too loose to pay)."""
+    if target is None:
+        return -1.0
+    return _skip_weight(target, gap)
+
+
+@njit(cache=True, inline="always")
 def _range_squared(target, rows, n):
     if n == 0:
         return 0.0
@@ -119,6 +131,10 @@ def _row_cost(target, rows, n):
     pass
 
 
+def _skip_weight(target, gap):
+    pass
+
+
 @overload(_add, inline="always")
 def _add_other(acc, s, k, w, r, target):
     if _kind(target) == "squared":
@@ -138,7 +154,7 @@ def _add_other(acc, s, k, w, r, target):
 def _leaf_other(tot_s, target):
     if _kind(target) == "squared":
         return lambda tot_s, target: sse_cost(tot_s[0], tot_s[1], tot_s[2])
-    return lambda tot_s, target: target[0](tot_s.ctypes, tot_s.ctypes, 0.0, tot_s.shape[0])
+    return lambda tot_s, target: target[0](tot_s.ctypes, tot_s.ctypes, tot_s.shape[0], 0)
 
 
 @overload(_split_cost, inline="always")
@@ -147,9 +163,7 @@ def _split_cost_other(pre, tot, s, target):
         return lambda pre, tot, s, target: (
             sse_cost(pre[s, 0], pre[s, 1], pre[s, 2])
             + sse_cost(tot[s, 0] - pre[s, 0], tot[s, 1] - pre[s, 1], tot[s, 2] - pre[s, 2]))
-    return lambda pre, tot, s, target: (
-        target[0](pre[s].ctypes, pre[s].ctypes, 0.0, pre.shape[1])
-        + target[0](tot[s].ctypes, pre[s].ctypes, -1.0, pre.shape[1]))
+    return lambda pre, tot, s, target: target[0](pre[s].ctypes, tot[s].ctypes, pre.shape[1], 1)
 
 
 @overload(_width, inline="always")
@@ -164,3 +178,10 @@ def _row_cost_other(target, rows, n):
     if _kind(target) == "squared":
         return lambda target, rows, n: _range_squared(target, rows, n)
     return lambda target, rows, n: target[1]
+
+
+@overload(_skip_weight, inline="always")
+def _skip_weight_other(target, gap):
+    if _kind(target) == "squared":
+        return lambda target, gap: -1.0
+    return lambda target, gap: gap / target[1] if target[1] > 0.0 else np.inf

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.core.errors import NumbaExperimentalFeatureWarning, NumbaIRAssumptionWarning
 
 from ...data.ordered import OrderedFeatures, heap_class_weights
 from ...objectives import LeafCost, SquaredError
@@ -177,7 +177,7 @@ class OrderedSolver:
         F = len(splits)
         per = max(1, -(-n_tasks // max(F, 1)))
         tasks = []
-        with _quiet_function_types():
+        with _quiet_numba():
             order = root_order(self.features.bucket, self.labels, self.weights, self.unit,
                                self.n_classes, self.min_leaf, self._kernel_target())
         for f in order:
@@ -355,7 +355,7 @@ class OrderedSolver:
                 self._kernel_target(), *roots,
                 self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work))
-        with _quiet_function_types():
+        with _quiet_numba():
             if progress is None:
                 outcome, cost, lb = search(*args)
             else:
@@ -456,11 +456,13 @@ class OrderedSolver:
 
 
 @contextmanager
-def _quiet_function_types() -> Iterator[None]:
-    """Numba calls passing a function (a user's objective) a feature in trial on every call;
-    it is what the kernels are built for here, so the warning says nothing to the user."""
+def _quiet_numba() -> Iterator[None]:
+    """Numba's notes on how the kernels are built, which say nothing to a user: passing a
+    function (a user's objective) is called experimental on every call, and its pedantic
+    checks of inlined code flag the overloads of :mod:`._statistics` when they compile."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+        warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
         yield
 
 
