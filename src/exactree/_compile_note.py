@@ -38,7 +38,10 @@ def note_compiling() -> None:
             global _said
             dispatcher = (ev.data or {}).get("dispatcher")
             module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-            if not _said and module.startswith("exactree."):
+            # A user's objective (exactree.objectives) compiles in every process: not a sign
+            # of a cold cache.
+            if (not _said and module.startswith("exactree.")
+                    and not module.startswith("exactree.objectives")):
                 _said = True
                 print(MESSAGE, file=sys.stderr, flush=True)
 

@@ -126,3 +126,7 @@ def test_clone_pickle_and_time_limit():
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     twin = clone(model).set_params(time_limit=None, max_depth=2).fit(X, y)
     assert twin.status_ == "optimal"
+    # n_jobs does not apply (the compiled cost stays in this process): the same optimum.
+    alone = clone(twin).set_params(max_depth=3).fit(X[:80], y[:80])
+    spread = clone(twin).set_params(max_depth=3, n_jobs=2).fit(X[:80], y[:80])
+    assert spread.objective_ == alone.objective_ and spread.parallel_ is None

@@ -61,7 +61,7 @@ def bucket_offsets(bv, n, off):
 
 
 @njit(cache=True)
-def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off, loc, gmap,
+def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty, off, loc, gmap,
                  cum, cnt, allb, allc, root_lo, root_hi, restrict, tree_f, tree_b):
     """The least cost of a tree of depth two whose root splits, over the node's rows
     (``rows[g, :n]`` sorted by feature ``g``, ``bv``/``lab`` their buckets and labels), every
@@ -120,8 +120,8 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
                 continue
             for j in range(S):
                 rt[0, j] = tot[0, j] - left[0, j]
-            cl = leaf(left[0], target)
-            cr = leaf(rt[0], target)
+            cl = leaf(left[0], target, fn)
+            cr = leaf(rt[0], target, fn)
             gl = gr = -1
             ul = ur = 0
             for g in range(F):
@@ -135,13 +135,13 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, min_leaf, penalty, off
                     kl += cnt[c]
                     kr += allc[c] - cnt[c]
                     if kl >= min_leaf and nl - kl >= min_leaf:
-                        v = split_cost(pl, left, 0, target) + penalty
+                        v = split_cost(pl, left, 0, target, fn) + penalty
                         if v < cl:
                             cl = v
                             gl = g
                             ul = gmap[c]
                     if kr >= min_leaf and n - nl - kr >= min_leaf:
-                        v = split_cost(pr, rt, 0, target) + penalty
+                        v = split_cost(pr, rt, 0, target, fn) + penalty
                         if v < cr:
                             cr = v
                             gr = g

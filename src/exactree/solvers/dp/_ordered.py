@@ -18,9 +18,9 @@ feature, so
 Objectives. Misclassification (node statistics: class weights) is the default; passing a
 ``target`` array (instead of None) makes it the weighted sum of squared errors with mean leaves
 (statistics ``(W, S, Q) = (sum w, sum w*y, sum w*y**2)``, a leaf costs ``Q - S**2 / W``), with
-the statistics added row by row through :func:`_add`; a ``(leaf, row_cost)`` tuple makes it a
-user's objective of the class weights (see :mod:`._statistics`). Every kernel is compiled for
-each type of ``target``: Numba prunes the ``target is None`` branches at compile time, so the
+the statistics added row by row through :func:`_add`; ``fn`` (not None) makes it a user's
+objective of the class weights (see :mod:`._statistics`). Every kernel is compiled for each
+type of ``target`` and ``fn``: Numba prunes the ``is None`` branches at compile time, so the
 misclassification code is what it was, and every specialisation loads from the cache. The bounds
 stay valid for squared error: a subset of rows never costs more than its superset (its mean is
 one candidate leaf value), and a row moved into or out of a subtree changes its optimal cost by
@@ -29,7 +29,8 @@ to a leaf whose mean lies in that range raises the leaf's cost by at most ``w (y
 so the "moved weight" bounds hold with weights scaled by ``R**2`` (``fr_rho``). The two-class
 sweep and its per-feature bounds are misclassification facts and run only for it. A user's
 objective promises what the bounds need (:class:`exactree.objectives.LeafCost`): a leaf never
-costs less with more rows, and a unit of weight changes its cost by ``row_cost`` at most.
+costs less with more rows, and a unit of weight changes its cost by ``row_cost`` at most (its
+``fn[1]``, the weights' scale in ``fr_rho``).
 
 Size-minimal optima: every split costs a small ``penalty`` on top (see :mod:`._lexicographic`),
 added wherever a split's cost is formed (two leaves of a depth-one split, two children of a
@@ -60,10 +61,7 @@ from ._depth2 import leaf_cost
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
-from ._statistics import row_cost as _row_cost
-from ._statistics import skip_weight as _skip_weight
 from ._statistics import split_cost as _split_cost
-from ._statistics import width as _width
 from ._lexicographic import perfect_is_final
 
 INF = np.inf
@@ -98,7 +96,7 @@ def _gini(pre, tot, s, target):
     """Weighted Gini impurity of the two leaves ``pre[s]`` and ``tot[s] - pre[s]`` (squared
     error: their cost itself), which orders the features."""
     if target is not None:
-        return _split_cost(pre, tot, s, target)
+        return _split_cost(pre, tot, s, target, None)
     t1 = 0.0
     q1 = 0.0
     t2 = 0.0
@@ -120,7 +118,7 @@ def _gini(pre, tot, s, target):
 
 @njit(cache=True, inline="always")
 def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_pos, per_feature,
-              target, penalty):
+              target, fn, penalty):
     """Evaluate the split of side ``s`` after its first ``c`` rows (in feature ``g``'s order);
     returns the weight the next rows must move before another split there can do better (INF:
     none of this feature's later splits can).
@@ -129,7 +127,7 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     evaluated. A split costs its two leaves plus ``penalty``."""
     if c < min_leaf or cnt_tot - c < min_leaf:
         return -1.0
-    cost = _split_cost(pre, tot, s, target) + penalty
+    cost = _split_cost(pre, tot, s, target, fn) + penalty
     if per_feature:
         gini = _gini(pre, tot, s, target)
         if gini < feat_cost[g]:
@@ -145,10 +143,14 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return -1.0
     # A later split's left leaf holds these rows and more: once they alone cost the best, no
     # later split of this feature can beat it.
-    if _leaf(pre[s], target) + penalty >= best[s, 0]:
+    if _leaf(pre[s], target, fn) + penalty >= best[s, 0]:
         return INF
+    if fn is not None:
+        # A user's objective: a moved row changes the two leaves' costs by its weight times
+        # row_cost at most.
+        return (cost - best[s, 0]) / fn[1] if fn[1] > 0.0 else INF
     if target is not None:
-        return _skip_weight(target, cost - best[s, 0])
+        return -1.0  # squared error: no skip, every split is evaluated
     return _skip(pre, tot, s, best[s, 0] - penalty)
 
 
@@ -183,7 +185,7 @@ def _skip(pre, tot, s, target):
 
 @njit(cache=True)
 def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos,
-                target, penalty):
+                target, fn, penalty):
     """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
     feature -1: a leaf), and every feature's least Gini impurity and where it lies.
 
@@ -192,7 +194,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
     """
     F = rows.shape[0]
     K = tot.shape[1]
-    best[0, 0] = _leaf(tot[0], target)
+    best[0, 0] = _leaf(tot[0], target, fn)
     best[0, 1] = -1.0
     best[0, 2] = -1.0
     best[0, 3] = -1.0
@@ -206,7 +208,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
             bg = bv[g, t]
             if bg != prev:
                 _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True,
-                          target, penalty)
+                          target, fn, penalty)
             r = np.uint32(rows[g, t])
             _add(pre, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
             prev = bg
@@ -214,7 +216,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
 
 @njit(cache=True)
 def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best,
-                 scratch_f, scratch_i, target, penalty):
+                 scratch_f, scratch_i, target, fn, penalty):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
@@ -228,7 +230,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
     F = rows.shape[0]
     K = tot.shape[1]
     for s in range(2):
-        best[s, 0] = _leaf(tot[s], target)
+        best[s, 0] = _leaf(tot[s], target, fn)
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
@@ -256,7 +258,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
                 c_s = c1 if one else c0
                 gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best,
-                                scratch_f, scratch_i, False, target, penalty)
+                                scratch_f, scratch_i, False, target, fn, penalty)
                 if one:
                     skip1 = gap
                     done1 = best[1, 0] <= penalty or gap == INF
@@ -510,11 +512,12 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, root_lo, root_hi, penalty, clock_work):
+           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
-    ignored and ``unit`` must be false). Every split costs ``penalty`` on top: with
+    ignored and ``unit`` must be false); with ``fn`` (not None, ``target`` None) the least sum
+    of a user's leaf costs (``unit`` false). Every split costs ``penalty`` on top: with
     ``minimal_size`` on, a tie-break (size-minimal optima, see :mod:`._lexicographic`; 0: the
     first optimal tree found); off, a price of its own (cost complexity). Costs, bounds and
     ``root_ub`` below are of this objective.
@@ -601,11 +604,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     feat_cost = np.zeros(F)
     # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
     # bound those of the splits around it.
-    ev_g = np.zeros((Lmax, n + 1 if K == 2 and target is None else 1, F, 2))
+    two_class = K == 2 and target is None and fn is None  # the two-class sweep's case
+    ev_g = np.zeros((Lmax, n + 1 if two_class else 1, F, 2))
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     # Classes present on each side of every split of the current feature (_count_sides).
-    class_bound = flags[USE_CLASS_BOUND] and penalty > 0.0 and target is None and K > 1
+    class_bound = (flags[USE_CLASS_BOUND] and penalty > 0.0 and target is None and fn is None
+                   and K > 1)
     sides_k = np.zeros((Lmax, n + 1 if class_bound else 0, 2), np.int64)
     class_rows = np.zeros((2, K), np.int64)
     fr_sides = np.zeros(Lmax, np.bool_)  # whether sides_k holds the current feature's splits
@@ -626,7 +631,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # Scratch of _histogram.solve_depth2.
     use_hist = flags[USE_HISTOGRAMS] and D >= 2
     cap = min(MAX_BUCKETS, F * n) if use_hist else 0
-    S = _width(target, K)
+    S = K if target is None else 3
     h_off = np.zeros(F + 1, np.int64)
     h_loc = np.zeros((n if use_hist else 0, F), np.int32)
     h_map = np.zeros(cap, np.int64)
@@ -647,13 +652,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
     if D == 0 or n == 0 or F == 0:  # no split to make
-        c = _leaf(tot_root[0], target)
+        c = _leaf(tot_root[0], target, fn)
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty)
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -683,8 +688,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 break
         if use_hist and fr_d[L] == 2 and fr_fi[L] == -1:
             B = bucket_offsets(bv[L], fr_n[L], h_off)
-            if worth_it(F, fr_n[L], B, S, target is not None):
-                c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target,
+            if worth_it(F, fr_n[L], B, S, target is not None or fn is not None):
+                c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
                                  min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
                                  h_allc, root_lo, root_hi, L == 0, h_f, h_b)
                 stats[ST_EVALS] += B - F
@@ -697,7 +702,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     if use_global and L > 0:
                         _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
                                        fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
-                                       kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
+                                       kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
                 fr_ub[L] = min(fr_ub[L], fr_best[L])
                 fr_low[L] = fr_best[L]  # the frame's optimum, a bound for its parent
                 fr_fi[L] = F  # the frame is solved
@@ -734,9 +739,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 # Both children are depth-one trees: one routed sweep per feature.
                 _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
                              cnt2, target)
-                binary = False
-                if target is None:
-                    binary = K == 2  # the two-class sweep is a misclassification fact
+                binary = two_class  # the two-class sweep is a misclassification fact
                 if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
                     _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights,
@@ -744,7 +747,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                         ev_g[L, s], penalty)
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                                 tot2, cnt2, pre, sw, feat_cost, gorder, target, penalty)
+                                 tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
                 work += F * fr_n[L]
                 for sd in range(2):
                     kid_f[L, sd, 0] = int(sw[sd, 1])
@@ -757,7 +760,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                         and use_global and L > 0:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                    fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
-                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
+                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
                 continue
             # Deeper: solve the larger child first (its bound may make the other needless),
             # asking it to beat the incumbent less what the other side must cost at least.
@@ -777,12 +780,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
                         weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                         fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                        feat_cost, stats, target, fr_rho, penalty)
+                        feat_cost, stats, target, fn, fr_rho, penalty)
             L += 1
             if use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
-                               g_cost, g_f, g_b, g_own, g_tot, target)
+                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
             continue
         # The frame is done: hand its result to the parent.
         ex = fr_best[L] < fr_ub_in[L]
@@ -821,12 +824,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fr_rho, penalty)
+                            feat_cost, stats, target, fn, fr_rho, penalty)
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                    fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
-                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target)
+                                   kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
                 continue
             # The split cannot win: keep the first child's bound and the other side's.
             lb_l = val if fr_first_left[L] else fr_lb2[L]
@@ -844,7 +847,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                    penalty) and use_global and L > 0:
             _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot,
                            fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f,
-                           g_b, g_own, g_tot, target)
+                           g_b, g_own, g_tot, target, fn)
     c = fr_best[0]
     if outcome == TIMED_OUT:
         lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh,
@@ -946,7 +949,7 @@ def _n_splits(tf, reach):
 @njit(cache=True)
 def _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot, fr_f,
                    fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f, g_b, own,
-                   tmp, target):
+                   tmp, target, fn):
     """Frame ``L`` has a new incumbent: the best complete tree for the root that keeps every
     waiting ancestor's split, if it beats ``g_cost[0]`` and the root's incumbent, becomes the
     global incumbent ``g_f``/``g_b``. At each ancestor the waiting child's subtree is the
@@ -959,7 +962,7 @@ def _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
         else:
             for k in range(tmp.shape[0]):
                 tmp[k] = fr_tot[P, 0, k] - fr_tot[P + 1, 0, k]
-            other = _leaf(tmp, target)
+            other = _leaf(tmp, target, fn)
         c = c + other + penalty
         own[P] = fr_best[P] <= c
         if own[P]:
@@ -1032,7 +1035,7 @@ def _sort_root(bucket, labels, rows, bv, lab):
 
 
 @njit(cache=True)
-def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target):
+def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
     """The features in the order the root tries them (least Gini impurity of a split first)."""
     F, n = bucket.shape
     rows = np.empty((F, n), np.int32)
@@ -1044,17 +1047,17 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target):
         _add(tot, 0, labels[r], weights[r], r, target)
     feat_cost = np.zeros(F)
     _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, np.zeros((2, n_classes)),
-                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, 0.0)
+                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, fn, 0.0)
     return np.argsort(feat_cost, kind="mergesort")
 
 
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats, target, fr_rho, penalty):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
-    which also orders the features by their depth-one cost). ``fr_rho[L]``: what a unit of
-    weight moved can change a cost by (see :func:`._statistics.row_cost`). A tree the sweep has
+    which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
+    the squared range of the node's targets (see the module docstring). A tree the sweep has
     not seen has two splits or more, so it costs ``2 * penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
@@ -1064,9 +1067,18 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     for t in range(n):
         r = rows[L, 0, t]
         _add(fr_tot[L], 0, lab[L, 0, t], 1.0 if unit else weights[r], r, target)
-    fr_rho[L] = _row_cost(target, rows[L, 0], n)
+    if target is not None:
+        lo = INF
+        hi = -INF
+        for t in range(n):
+            y = target[rows[L, 0, t]]
+            lo = min(lo, y)
+            hi = max(hi, y)
+        fr_rho[L] = (hi - lo) * (hi - lo) if n else 0.0
+    if fn is not None:
+        fr_rho[L] = fn[1]
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
-                feat_cost, fr_d1pos[L], target, penalty)
+                feat_cost, fr_d1pos[L], target, fn, penalty)
     fr_best[L] = sw[0, 0]
     best_f[L, 0] = int(sw[0, 1])
     best_b[L, 0] = int(sw[0, 2])

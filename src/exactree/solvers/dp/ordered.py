@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from numba.core.errors import NumbaExperimentalFeatureWarning, NumbaIRAssumptionWarning
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from ...data.ordered import OrderedFeatures, heap_class_weights
 from ...objectives import LeafCost, SquaredError
@@ -179,7 +179,7 @@ class OrderedSolver:
         tasks = []
         with _quiet_numba():
             order = root_order(self.features.bucket, self.labels, self.weights, self.unit,
-                               self.n_classes, self.min_leaf, self._kernel_target())
+                               self.n_classes, self.min_leaf, self.target, self._kernel_cost())
         for f in order:
             cuts = np.unique(np.linspace(0, splits[f], min(per, splits[f]) + 1).astype(np.int64))
             for lo, hi in zip(cuts[:-1], cuts[1:]):
@@ -352,7 +352,7 @@ class OrderedSolver:
             roots = (np.zeros(F, np.int64), np.full(F, ALL_BUCKETS, np.int64))
         args = (self.features.bucket, self.labels, self.weights, self.unit, self.n_classes,
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
-                self._kernel_target(), *roots,
+                self.target, self._kernel_cost(), *roots,
                 self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work))
         with _quiet_numba():
@@ -364,10 +364,9 @@ class OrderedSolver:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
 
-    def _kernel_target(self) -> Any:
-        """The kernels' ``target``: the targets (squared error), the user's compiled objective,
-        or None (misclassification)."""
-        return self.target if self.leaf_cost is None else self.leaf_cost.kernel_target()
+    def _kernel_cost(self) -> Any:
+        """The kernels' ``fn``: the user's compiled objective, or None."""
+        return None if self.leaf_cost is None else self.leaf_cost.kernel_target()
 
     def equivalent_points_bound(self) -> float:
         """See :func:`~.solver.equivalent_points_bound`: rows alike in every feature (squared
@@ -457,12 +456,10 @@ class OrderedSolver:
 
 @contextmanager
 def _quiet_numba() -> Iterator[None]:
-    """Numba's notes on how the kernels are built, which say nothing to a user: passing a
-    function (a user's objective) is called experimental on every call, and its pedantic
-    checks of inlined code flag the overloads of :mod:`._statistics` when they compile."""
+    """Numba calls passing a function (a user's objective) "experimental" on every call; it
+    is what the kernels are built for, so the warning says nothing to the user."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
-        warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
         yield
 
 
