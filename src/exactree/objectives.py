@@ -13,6 +13,7 @@ kernels that take functions as arguments).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 import numpy as np
@@ -158,6 +159,8 @@ class LeafCost:
     """
 
     def __init__(self, cost: Any, row_cost: float, *, name: str = "leaf_cost") -> None:
+        if not callable(cost):
+            raise TypeError(f"cost must be a function cost(weights, label), got {cost!r}")
         self.cost = cost
         self.row_cost = row_cost
         self.name = name
@@ -231,6 +234,15 @@ class LeafCost:
                 and self.row_cost >= 0):
             raise ValueError(f"row_cost must be a finite number >= 0, got {self.row_cost!r}")
         cost = self._jitted()
+        from numba.core.errors import NumbaError
+
+        try:
+            cost(np.zeros(n_classes), 0)
+        except NumbaError as error:
+            lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
+            why = " ".join(ln for ln in lines[:3] if ln)
+            raise TypeError(f"{self!r}: Numba cannot compile cost(weights, label) for a float "
+                            f"array and an int: {why}") from None
         rng = np.random.default_rng(seed)
         top = max(float(total_weight), 1.0)
         tol = 1e-9 * max(1.0, self.row_cost * top)

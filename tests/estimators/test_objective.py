@@ -101,6 +101,15 @@ def test_broken_promises_are_refused(cost, row_cost, message):
         OptimalTreeClassifier(max_depth=2, objective=LeafCost(cost, row_cost)).fit(X, y)
 
 
+def test_functions_numba_cannot_compile_are_named():
+    X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
+    objective = LeafCost(lambda w, c: w[c] if object() else 0.0, 1.0)  # no objects in Numba
+    with pytest.raises(TypeError, match="Numba cannot compile"):
+        OptimalTreeClassifier(max_depth=2, objective=objective).fit(X, y)
+    with pytest.raises(TypeError, match="cost must be a function"):
+        LeafCost(3.0, 1.0)
+
+
 def test_what_does_not_apply_is_refused():
     X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
     objective = LeafCost(errors, 1.0)
