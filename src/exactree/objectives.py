@@ -154,7 +154,8 @@ class LeafCost:
     The search's bounds rest on the last two (a subtree never costs less with more rows, and
     a row moved between two subtrees changes their costs by ``row_cost`` times its weight at
     most); :meth:`check` tests them on random weights before a fit and names the first one
-    broken. Misclassification is ``LeafCost(lambda w, c: w.sum() - w[c], row_cost=1.0)``; a
+    broken. The function is compiled when the object is created (copies share it; an
+    unpickled one compiles again). Misclassification is ``LeafCost(lambda w, c: w.sum() - w[c], row_cost=1.0)``; a
     loss matrix ``L`` (true class, label) is ``w @ L[:, c]`` with ``row_cost=L.max()``.
     """
 
@@ -164,60 +165,67 @@ class LeafCost:
         self.cost = cost
         self.row_cost = row_cost
         self.name = name
+        self._compile()
 
     def __repr__(self) -> str:
         return f"LeafCost({getattr(self.cost, '__name__', self.cost)!r}, row_cost={self.row_cost})"
 
-    def _jitted(self) -> Any:
+    def _compile(self) -> None:
+        """Compile ``cost`` (for a float array and an int) and the search's entry to it, now
+        rather than inside a fit's time limit (about a second); raise TypeError if Numba
+        cannot."""
+        from numba import carray, cfunc, njit, types
         from numba.core.dispatcher import Dispatcher
+        from numba.core.errors import NumbaError
 
-        cache = self.__dict__.setdefault("_compiled", {})
-        if "cost" not in cache:
-            from numba import njit
+        cost = self.cost if isinstance(self.cost, Dispatcher) else njit(self.cost)
 
-            cache["cost"] = self.cost if isinstance(self.cost, Dispatcher) else njit(self.cost)
-        return cache["cost"]
+        @njit
+        def least(w):
+            best = np.inf
+            for c in range(w.shape[0]):
+                best = min(best, cost(w, c))
+            return best
+
+        def leaf(a, b, K, split):
+            A = carray(a, K)
+            if not split:
+                return least(A)
+            B = carray(b, K)
+            return least(A) + least(B - A)
+
+        sig = types.float64(types.CPointer(types.float64), types.CPointer(types.float64),
+                            types.int64, types.int64)
+        try:
+            self._jitted, self._leaf = cost, cfunc(sig)(leaf)
+        except NumbaError as error:
+            lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
+            why = " ".join(ln for ln in lines[:3] if ln)
+            raise TypeError(f"{self!r}: Numba cannot compile cost(weights, label) for a float "
+                            f"array and an int: {why}") from None
 
     def kernel_target(self) -> tuple[Any, float]:
-        """What the ordered search takes as its ``target``: a compiled ``leaf(a, b, K, split)``
-        giving the least cost over labels of the class weights ``a`` (pointers to ``K``
-        floats), plus that of ``b - a`` when ``split`` is 1; and ``row_cost``. Compiled once
-        per object."""
-        cache = self.__dict__.setdefault("_compiled", {})
-        if "leaf" not in cache:
-            from numba import carray, cfunc, njit, types
+        """The ordered search's ``fn``: the compiled ``leaf(a, b, K, split)``, the least cost
+        over labels of the class weights ``a`` (pointers to ``K`` floats) plus, when ``split``
+        is 1, that of ``b - a``; and ``row_cost``."""
+        return self._leaf, float(self.row_cost)
 
-            cost = self._jitted()
-            sig = types.float64(types.CPointer(types.float64), types.CPointer(types.float64),
-                                types.int64, types.int64)
+    def __getstate__(self) -> dict:  # compiled functions do not pickle: compiled again
+        return {"cost": self.cost, "row_cost": self.row_cost, "name": self.name}
 
-            @njit
-            def least(w):
-                best = np.inf
-                for c in range(w.shape[0]):
-                    best = min(best, cost(w, c))
-                return best
-
-            def leaf(a, b, K, split):
-                A = carray(a, K)
-                if not split:
-                    return least(A)
-                B = carray(b, K)
-                return least(A) + least(B - A)
-
-            cache["leaf"] = cfunc(sig)(leaf)
-        return cache["leaf"], float(self.row_cost)
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._compile()
 
     def __deepcopy__(self, memo: dict) -> LeafCost:
-        return LeafCost(self.cost, self.row_cost, name=self.name)
+        twin = LeafCost.__new__(LeafCost)  # shares the compiled functions (immutable)
+        twin.__dict__.update(self.__dict__)
+        return twin
 
     def leaf_costs(self, class_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For rows of class weights ``(m, K)``: each leaf's least cost and its label."""
         cw = np.atleast_2d(np.asarray(class_weights, np.float64))
-        cost = self._jitted()
+        cost = self._jitted
         costs = np.array([[cost(np.ascontiguousarray(w), c) for c in range(cw.shape[1])]
                           for w in cw]).reshape(len(cw), cw.shape[1])
         label = np.argmin(costs, axis=1)
@@ -233,16 +241,7 @@ class LeafCost:
         if not (isinstance(self.row_cost, (int, float, np.number)) and np.isfinite(self.row_cost)
                 and self.row_cost >= 0):
             raise ValueError(f"row_cost must be a finite number >= 0, got {self.row_cost!r}")
-        cost = self._jitted()
-        from numba.core.errors import NumbaError
-
-        try:
-            cost(np.zeros(n_classes), 0)
-        except NumbaError as error:
-            lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
-            why = " ".join(ln for ln in lines[:3] if ln)
-            raise TypeError(f"{self!r}: Numba cannot compile cost(weights, label) for a float "
-                            f"array and an int: {why}") from None
+        cost = self._jitted
         rng = np.random.default_rng(seed)
         top = max(float(total_weight), 1.0)
         tol = 1e-9 * max(1.0, self.row_cost * top)

@@ -135,7 +135,9 @@ class OrderedSolver:
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
         self.stats_names = STAT_NAMES
         self.memory_limit = None if memory_limit is None else float(memory_limit)
-        self.clock_work = CLOCK_WORK
+        # A user's objective makes each unit of work dearer (calls through a pointer): the
+        # clock is looked at more often.
+        self.clock_work = CLOCK_WORK if leaf_cost is None else CLOCK_WORK // 32
         self.perfect_work = PERFECT_WORK * features.bucket.size
         # Size-minimal optima: every split costs `penalty` (kernel units), less than the least
         # cost difference that counts (`resolution`: 1 for integer costs, else the largest
@@ -177,7 +179,7 @@ class OrderedSolver:
         F = len(splits)
         per = max(1, -(-n_tasks // max(F, 1)))
         tasks = []
-        with _quiet_numba():
+        with _quiet_numba(self.leaf_cost is not None):
             order = root_order(self.features.bucket, self.labels, self.weights, self.unit,
                                self.n_classes, self.min_leaf, self.target, self._kernel_cost())
         for f in order:
@@ -355,7 +357,7 @@ class OrderedSolver:
                 self.target, self._kernel_cost(), *roots,
                 self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work))
-        with _quiet_numba():
+        with _quiet_numba(self.leaf_cost is not None):
             if progress is None:
                 outcome, cost, lb = search(*args)
             else:
@@ -455,9 +457,13 @@ class OrderedSolver:
 
 
 @contextmanager
-def _quiet_numba() -> Iterator[None]:
+def _quiet_numba(active: bool) -> Iterator[None]:
     """Numba calls passing a function (a user's objective) "experimental" on every call; it
-    is what the kernels are built for, so the warning says nothing to the user."""
+    is what the kernels are built for, so the warning says nothing to the user. (Only when
+    ``active``: warning filters are process-wide, and threads may run other fits.)"""
+    if not active:
+        yield
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
         yield
