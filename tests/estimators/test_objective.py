@@ -138,3 +138,21 @@ def test_clone_pickle_and_time_limit():
     alone = clone(twin).set_params(max_depth=3).fit(X[:80], y[:80])
     spread = clone(twin).set_params(max_depth=3, n_jobs=2).fit(X[:80], y[:80])
     assert spread.objective_ == alone.objective_ and spread.parallel_ is None
+
+
+def test_mixed_columns_with_missing_values_match_the_default_search():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    n = 120
+    X = pd.DataFrame({"a": rng.normal(size=n), "c": pd.Categorical(rng.choice(list("pqrs"), n)),
+                      "b": rng.integers(0, 2, n)})
+    y = ((X.a > 0) ^ X.c.isin(["p", "q"])).astype(int).to_numpy().copy()
+    flip = rng.random(n) < 0.1
+    y[flip] = 1 - y[flip]
+    X.loc[rng.random(n) < 0.1, "a"] = np.nan
+    objective = LeafCost(errors, 1.0)
+    for depth in (1, 2, 3):
+        default = OptimalTreeClassifier(max_depth=depth, search="ordered").fit(X, y)
+        ours = OptimalTreeClassifier(max_depth=depth, objective=objective).fit(X, y)
+        assert ours.objective_ == default.objective_
+        assert ours.tree_.n_splits == default.tree_.n_splits
