@@ -194,10 +194,30 @@ class LeafCost:
             B = carray(b, K)
             return least(A) + least(B - A)
 
+        def first_broken(w, k, d, row_cost, tol):
+            """(trial, label, promise) of the first promise broken (0: finite and not
+            negative, 1: never less with more rows, 2: row_cost) on the weights ``w[t]`` and
+            ``w[t]`` with ``d[t]`` more of class ``k[t]``; (-1, -1, -1) when none is."""
+            for t in range(w.shape[0]):
+                more = w[t].copy()
+                more[k[t]] += d[t]
+                for c in range(w.shape[1]):
+                    a = cost(w[t], c)
+                    b = cost(more, c)
+                    if not (np.isfinite(a) and a >= -tol):
+                        return t, c, 0
+                    if b < a - tol:
+                        return t, c, 1
+                    if b - a > row_cost * d[t] + tol:
+                        return t, c, 2
+            return -1, -1, -1
+
         sig = types.float64(types.CPointer(types.float64), types.CPointer(types.float64),
                             types.int64, types.int64)
         try:
             self._jitted, self._leaf = cost, cfunc(sig)(leaf)
+            self._first_broken = njit("UniTuple(int64, 3)(float64[:, ::1], int64[::1], "
+                                      "float64[::1], float64, float64)")(first_broken)
         except NumbaError as error:
             lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
             why = " ".join(ln for ln in lines[:3] if ln)
@@ -241,31 +261,29 @@ class LeafCost:
         if not (isinstance(self.row_cost, (int, float, np.number)) and np.isfinite(self.row_cost)
                 and self.row_cost >= 0):
             raise ValueError(f"row_cost must be a finite number >= 0, got {self.row_cost!r}")
-        cost = self._jitted
         rng = np.random.default_rng(seed)
         top = max(float(total_weight), 1.0)
         tol = 1e-9 * max(1.0, self.row_cost * top)
-        for t in range(trials):
-            w = rng.uniform(0, top, n_classes) * (rng.random(n_classes) < 0.8)
-            if t == 0:
-                w[:] = 0.0
-            k = int(rng.integers(n_classes))
-            d = float(rng.uniform(0, top / 4))
-            more = w.copy()
-            more[k] += d
-            for c in range(n_classes):
-                a, b = float(cost(w, c)), float(cost(more, c))
-                if not (np.isfinite(a) and a >= -tol):
-                    raise ValueError(f"{self!r}: cost({w.tolist()}, {c}) = {a}; it must be "
-                                     "finite and not negative")
-                if b < a - tol:
-                    raise ValueError(f"{self!r}: cost({more.tolist()}, {c}) = {b} is below "
-                                     f"cost({w.tolist()}, {c}) = {a}; a leaf must never cost "
-                                     "less with more rows")
-                if b - a > self.row_cost * d + tol:
-                    raise ValueError(f"{self!r}: adding weight {d} of class {k} to "
-                                     f"{w.tolist()} raises cost(., {c}) by {b - a}, more than "
-                                     f"row_cost * {d}; raise row_cost")
+        w = rng.uniform(0, top, (trials, n_classes)) * (rng.random((trials, n_classes)) < 0.8)
+        w[0] = 0.0
+        k = rng.integers(n_classes, size=trials)
+        d = rng.uniform(0, top / 4, trials)
+        t, c, promise = self._first_broken(w, k, d, float(self.row_cost), tol)
+        if t < 0:
+            return
+        more = w[t].copy()
+        more[k[t]] += d[t]
+        a, b = float(self._jitted(w[t], c)), float(self._jitted(more, c))
+        if promise == 0:
+            raise ValueError(f"{self!r}: cost({w[t].tolist()}, {c}) = {a}; it must be finite "
+                             "and not negative")
+        if promise == 1:
+            raise ValueError(f"{self!r}: cost({more.tolist()}, {c}) = {b} is below "
+                             f"cost({w[t].tolist()}, {c}) = {a}; a leaf must never cost less "
+                             "with more rows")
+        raise ValueError(f"{self!r}: adding weight {d[t]} of class {k[t]} to {w[t].tolist()} "
+                         f"raises cost(., {c}) by {b - a}, more than row_cost * {d[t]}; raise "
+                         "row_cost")
 
 
 _REGISTRY: dict[str, Objective] = {}
