@@ -9,9 +9,10 @@ import numpy as np
 
 def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
                  max_nodes: int | None = None, weights: np.ndarray | None = None,
-                 min_leaf: int = 1) -> float:
+                 min_leaf: int = 1, leaf_cost=None) -> float:
     """Least weighted misclassification of any binary tree over the 0/1 columns of ``X`` with
-    at most ``depth`` levels, ``max_nodes`` branching nodes and ``min_leaf`` rows per child."""
+    at most ``depth`` levels, ``max_nodes`` branching nodes and ``min_leaf`` rows per child;
+    with ``leaf_cost``, the least sum of ``leaf_cost(class weights)`` over the leaves."""
     X = np.asarray(X, bool)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
     budget_cap = (1 << depth) - 1 if max_nodes is None else max_nodes
@@ -20,7 +21,7 @@ def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
     def best(rows: frozenset, d: int, b: int) -> float:
         idx = np.fromiter(rows, int)
         counts = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
-        cost = counts.sum() - counts.max()
+        cost = counts.sum() - counts.max() if leaf_cost is None else float(leaf_cost(counts))
         if d == 0 or b == 0:
             return cost
         for f in range(X.shape[1]):
@@ -163,28 +164,3 @@ def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth:
     best = optimal_cost(X, y, n_classes, depth, cap, weights, min_leaf)
     return best, next(b for b in range(cap + 1)
                       if optimal_cost(X, y, n_classes, depth, b, weights, min_leaf) <= best + 1e-9)
-
-
-def optimal_leaf_cost(tests: np.ndarray, y: np.ndarray, n_classes: int, depth: int, leaf_cost,
-                      weights: np.ndarray | None = None, min_leaf: int = 1) -> float:
-    """Least total ``leaf_cost(class weights)`` over the leaves of any binary tree over the 0/1
-    columns of ``tests`` (true = left) with at most ``depth`` levels and ``min_leaf`` rows in
-    every leaf, by trying every tree."""
-    tests = np.asarray(tests, bool)
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
-
-    @lru_cache(maxsize=None)
-    def best(rows: frozenset, d: int) -> float:
-        idx = np.fromiter(sorted(rows), int)
-        cost = float(leaf_cost(np.bincount(y[idx], weights=w[idx], minlength=n_classes)))
-        if d == 0:
-            return cost
-        for f in range(tests.shape[1]):
-            left = frozenset(idx[tests[idx, f]].tolist())
-            right = rows - left
-            if len(left) < min_leaf or len(right) < min_leaf:
-                continue
-            cost = min(cost, best(left, d - 1) + best(right, d - 1))
-        return cost
-
-    return best(frozenset(range(len(y))), depth)

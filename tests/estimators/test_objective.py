@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 
 from exactree import LeafCost, OptimalTreeClassifier
-from tests.oracles import optimal_leaf_cost, split_tests
+from tests.oracles import optimal_cost, split_tests
 from tests.ordered_cases import small_numeric, weights_for
 
 LOSS = np.array([[0.0, 4.0, 1.0], [1.0, 0.0, 2.5], [3.0, 1.0, 0.0]])
@@ -51,7 +51,8 @@ def test_optimum_matches_brute_force(seed):
     cost, row_cost = OBJECTIVES[seed % 2]
     model = OptimalTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf,
                                   objective=LeafCost(cost, row_cost)).fit(X, y, sample_weight=w)
-    want = optimal_leaf_cost(split_tests(X), y, K, depth, least(cost, K), w, min_leaf)
+    want = optimal_cost(split_tests(X), y, K, depth, weights=w, min_leaf=min_leaf,
+                        leaf_cost=least(cost, K))
     assert model.status_ == "optimal"
     assert model.objective_ == pytest.approx(want, abs=1e-9)
     # The tree's leaves, walked independently: each predicts its label of least cost, and the
