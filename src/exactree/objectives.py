@@ -155,13 +155,17 @@ class LeafCost:
     a row moved between two subtrees changes their costs by ``row_cost`` times its weight at
     most); :meth:`check` tests them on random weights before a fit and names the first one
     broken. The function is compiled when the object is created (copies share it; an
-    unpickled one compiles again). Misclassification is ``LeafCost(lambda w, c: w.sum() - w[c], row_cost=1.0)``; a
-    loss matrix ``L`` (true class, label) is ``w @ L[:, c]`` with ``row_cost=L.max()``.
+    unpickled one compiles again). Misclassification is
+    ``LeafCost(lambda w, c: w.sum() - w[c], row_cost=1.0)``; a loss matrix ``L`` (true class,
+    label) is ``(w * L[:, c]).sum()`` with ``row_cost=L.max()``.
     """
 
     def __init__(self, cost: Any, row_cost: float, *, name: str = "leaf_cost") -> None:
         if not callable(cost):
             raise TypeError(f"cost must be a function cost(weights, label), got {cost!r}")
+        if not (isinstance(row_cost, (int, float, np.number)) and np.isfinite(row_cost)
+                and row_cost >= 0):
+            raise ValueError(f"row_cost must be a finite number >= 0, got {row_cost!r}")
         self.cost = cost
         self.row_cost = row_cost
         self.name = name
@@ -258,9 +262,6 @@ class LeafCost:
               seed: int = 0) -> None:
         """Test the promises above on ``trials`` random class weights up to ``total_weight``;
         raise ValueError naming the first one broken (with the weights and label)."""
-        if not (isinstance(self.row_cost, (int, float, np.number)) and np.isfinite(self.row_cost)
-                and self.row_cost >= 0):
-            raise ValueError(f"row_cost must be a finite number >= 0, got {self.row_cost!r}")
         rng = np.random.default_rng(seed)
         top = max(float(total_weight), 1.0)
         tol = 1e-9 * max(1.0, self.row_cost * top)

@@ -107,6 +107,8 @@ def test_functions_numba_cannot_compile_are_named():
         LeafCost(lambda w, c: w[c] if object() else 0.0, 1.0)  # no objects in Numba
     with pytest.raises(TypeError, match="cost must be a function"):
         LeafCost(3.0, 1.0)
+    with pytest.raises(ValueError, match="row_cost"):
+        LeafCost(errors, -1.0)
 
 
 def test_what_does_not_apply_is_refused():
