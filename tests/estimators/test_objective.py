@@ -159,3 +159,17 @@ def test_mixed_columns_with_missing_values_match_the_default_search():
         ours = OptimalTreeClassifier(max_depth=depth, objective=objective).fit(X, y)
         assert ours.objective_ == default.objective_
         assert ours.tree_.n_splits == default.tree_.n_splits
+
+
+@pytest.mark.parametrize("alpha, class_weight",
+                         [(0.01, None), (0.05, "balanced"), (0.0, "balanced")])
+def test_cost_complexity_and_class_weight_as_for_misclassification(alpha, class_weight):
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 5, (50, 3)).astype(float)
+    y = rng.integers(0, 3, 50)
+    w = rng.uniform(0.2, 2.0, 50)
+    params = {"max_depth": 3, "cost_complexity": alpha, "class_weight": class_weight}
+    default = OptimalTreeClassifier(search="ordered", **params).fit(X, y, sample_weight=w)
+    ours = OptimalTreeClassifier(objective=LeafCost(errors, 1.0), **params).fit(
+        X, y, sample_weight=w)
+    assert ours.objective_ == pytest.approx(default.objective_, abs=1e-9)
