@@ -322,14 +322,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return sol
 
     def _tree(self, solution: DPSolution) -> Tree:
+        labels = None if self.objective is None else lambda v: self.objective.leaf_costs(v)[1]
         return to_tree(solution.tree, self.binarizer_, self.encoder_.columns_, len(self.classes_),
-                       labels=self._labels)
-
-    def _labels(self, class_weights: np.ndarray) -> np.ndarray:
-        """Each node's label: the class of most weight, or of least cost under ``objective``."""
-        if self.objective is None:
-            return np.argmax(class_weights, axis=1)
-        return self.objective.leaf_costs(class_weights)[1]
+                       labels=labels)
 
     def _status(self, proven: bool, limit: str | None = None) -> str:
         return solution_status(proven, limit, self.binarizer_.exact_)
@@ -344,8 +339,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.search_ = None
         result = super()._leaf_result(y, w, columns)
         if self.objective is not None:
-            counts = np.bincount(y, weights=w, minlength=len(self.classes_))
-            cost, label = self.objective.leaf_costs(counts)
+            cost, label = self.objective.leaf_costs(result.tree.value[0])
             result.tree.label[:] = label[0]
             result.objective = result.upper_bound = float(cost[0])
         if self.cost_complexity > 0:
