@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -120,16 +121,19 @@ def split_tests(X: np.ndarray, categorical: tuple[int, ...] = ()) -> np.ndarray:
 
 
 def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarray | None = None,
-                min_leaf: int = 1, max_nodes: int | None = None) -> float:
+                min_leaf: int = 1, max_nodes: int | None = None,
+                leaf_cost: Callable[[float, float, float], float] | None = None) -> float:
     """Least weighted sum of squared errors (each leaf predicting the weighted mean of its
     rows) of any binary tree over the 0/1 columns of ``tests`` (true = left) with at most
     ``depth`` levels, ``max_nodes`` branching nodes and ``min_leaf`` rows in every leaf, by
-    trying every tree."""
+    trying every tree. ``leaf_cost(W, S, Q)``: the least sum of that leaf cost instead."""
     tests = np.asarray(tests, bool)
     y = np.asarray(y, float)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
 
     def leaf(idx: np.ndarray) -> float:
+        if leaf_cost is not None:
+            return float(leaf_cost(w[idx].sum(), w[idx] @ y[idx], w[idx] @ (y[idx] ** 2)))
         if w[idx].sum() <= 0:
             return 0.0
         mean = (w[idx] @ y[idx]) / w[idx].sum()

@@ -11,6 +11,7 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "BSPTree": ".applications", "KDTree": ".applications", "optimal_bsp": ".applications",
     "optimal_kdtree": ".applications",
     "load_anneal": ".data", "load_demo": ".data", "LeafCost": ".objectives",
+    "RegressionLeafCost": ".objectives",
     "DyadicPathEntry": ".estimators", "DyadicTreeClassifier": ".estimators",
     "ObliqueTreeClassifier": ".estimators", "ObliqueTreeRegressor": ".estimators",
     "OptimalTreeClassifier": ".estimators", "OptimalTreeRegressor": ".estimators",

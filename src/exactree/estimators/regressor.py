@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
-from ..objectives import SquaredError
+from ..objectives import RegressionLeafCost, SquaredError
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.dp.parallel import solve_dp
@@ -74,6 +74,15 @@ class OptimalTreeRegressor(TreeRegressorBase):
     n_jobs : int or None, default=None
         Workers for one fit of depth 3 or more, as for :class:`OptimalTreeClassifier` (joblib;
         a Dask cluster through ``joblib.parallel_config(backend="dask")``).
+    objective : RegressionLeafCost or None, default=None
+        A leaf cost of your own instead of squared error
+        (:class:`exactree.objectives.RegressionLeafCost`: Python functions of a leaf's total
+        weight, weighted sum of targets and of squared targets, compiled with Numba into the
+        same search), each leaf predicting its ``value``. The optimum is proven as long as the
+        cost keeps the promises named there, which are tested before the fit (ValueError
+        naming the one broken). The fit runs in one process (``n_jobs`` does not apply);
+        ``lower_bound_`` after a time limit comes from the search alone, and with
+        ``cost_complexity`` the unit ``SSE_0`` is the single leaf's cost under the objective.
     verbose : int, default=0
         As for :class:`OptimalTreeClassifier`: progress lines on stderr, Ctrl-C keeps the best
         tree with status ``"interrupted"``.
@@ -84,8 +93,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
         A regression tree (``tree_.is_regression``): ``tree_.value[:, 0]`` the node means,
         ``tree_.node_weight`` and ``tree_.impurity`` (squared error of each node as a leaf).
     objective_ : float
-        The training sum of squared errors (weighted); with ``cost_complexity``, the
-        normalised penalised objective.
+        The training sum of squared errors (weighted), or of the leaves' costs under
+        ``objective``; with ``cost_complexity``, the normalised penalised objective.
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
         "optimal", "time_limit", "memory_limit", "interrupted" or "optimal_on_binarized".
@@ -104,6 +113,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         "categorical_features": ["array-like", None],
         "techniques": [dict, None],
         "n_jobs": [Integral, None],
+        "objective": [RegressionLeafCost, None],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
@@ -114,7 +124,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
                  time_limit: float | None = None, memory_limit: float | None = None,
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  techniques: dict | None = None, n_jobs: int | None = None,
-                 verbose: int = 0) -> None:
+                 objective: RegressionLeafCost | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.cost_complexity = cost_complexity
@@ -124,6 +134,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         self.categorical_features = categorical_features
         self.techniques = techniques
         self.n_jobs = n_jobs
+        self.objective = objective
         self.verbose = verbose
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
@@ -140,15 +151,18 @@ class OptimalTreeRegressor(TreeRegressorBase):
         unknown = [name for name in techniques if name not in TECHNIQUES]
         if unknown:
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
-        # The cost-complexity objective's unit: the single leaf's squared error.
-        unit = SquaredError.cost(y, sample_weight) if self.cost_complexity > 0 else 1.0
+        if self.objective is not None:
+            self.objective.check(y, sample_weight)
+        # The cost-complexity objective's unit: the single leaf's cost.
+        unit = self._root_cost(y, sample_weight) if self.cost_complexity > 0 else 1.0
         unit = unit if unit > 0 else 1.0
         solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
                                max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                memory_limit=self._memory_bytes(X, binarizer, features),
                                techniques=techniques, target=y,
-                               split_cost=self.cost_complexity * unit)
-        sol, self.parallel_ = solve_dp(solver, self.n_jobs, progress=self._progress,
+                               split_cost=self.cost_complexity * unit, leaf_cost=self.objective)
+        n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
+        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress,
                                        time_limit=search_time(self._time_left()))
         tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
@@ -162,10 +176,24 @@ class OptimalTreeRegressor(TreeRegressorBase):
                                                                    binarizer.exact_),
                            stats=sol.stats)
 
+    def _root_cost(self, y: np.ndarray, w: np.ndarray) -> float:
+        """The single leaf's squared error, or its cost under ``objective``."""
+        if self.objective is None:
+            return SquaredError.cost(y, w)
+        stats = np.array([[w.sum(), w @ y, w @ (y * y)]])
+        return float(self.objective.leaf_costs(stats)[0][0])
+
     def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
-        """The mean leaf (``time_limit`` ran out before any search); with ``cost_complexity``
-        its objective is normalised: 1 (0 for constant targets)."""
+        """The mean leaf (``time_limit`` ran out before any search; with ``objective`` its
+        value and cost); with ``cost_complexity`` its objective is normalised: 1 (0 for a
+        leaf that costs nothing)."""
         result = super()._leaf_result(y, w, columns)
+        if self.objective is not None:
+            stats = np.array([[w.sum(), w @ y, w @ (y * y)]])
+            cost, value = self.objective.leaf_costs(stats)
+            result.tree.value[0, 0] = value[0]
+            result.tree.impurity[0] = cost[0]
+            result.objective = result.upper_bound = float(cost[0])
         if self.cost_complexity > 0:
             result.objective = result.upper_bound = float(result.objective > 0)
         return result

@@ -30,7 +30,9 @@ so the "moved weight" bounds hold with weights scaled by ``R**2`` (``fr_rho``). 
 sweep and its per-feature bounds are misclassification facts and run only for it. A user's
 objective promises what the bounds need (:class:`exactree.objectives.LeafCost`): a leaf never
 costs less with more rows, and a unit of weight changes its cost by ``row_cost`` at most (its
-``fn[1]``, the weights' scale in ``fr_rho``).
+``fn[1]``, the weights' scale in ``fr_rho``). With a ``target`` too, ``fn`` costs the
+statistics ``(W, S, Q)`` (:class:`exactree.objectives.RegressionLeafCost`) and gives the scale
+of each node from its targets' range.
 
 Size-minimal optima: every split costs a small ``penalty`` on top (see :mod:`._lexicographic`),
 added wherever a split's cost is formed (two leaves of a depth-one split, two children of a
@@ -145,12 +147,12 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     # later split of this feature can beat it.
     if _leaf(pre[s], target, fn) + penalty >= best[s, 0]:
         return INF
+    if target is not None:
+        return -1.0  # regression: no skip, every split is evaluated
     if fn is not None:
         # A user's objective: a moved row changes the two leaves' costs by its weight times
         # row_cost at most.
         return (cost - best[s, 0]) / fn[1] if fn[1] > 0.0 else INF
-    if target is not None:
-        return -1.0  # squared error: no skip, every split is evaluated
     return _skip(pre, tot, s, best[s, 0] - penalty)
 
 
@@ -1075,7 +1077,12 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             lo = min(lo, y)
             hi = max(hi, y)
         fr_rho[L] = (hi - lo) * (hi - lo) if n else 0.0
-    if fn is not None:
+        if fn is not None and n:  # a user's regression cost: its bound for [lo, hi]
+            span = np.empty(2)
+            span[0] = lo
+            span[1] = hi
+            fr_rho[L] = fn[0](span.ctypes, span.ctypes, 2, 2)
+    elif fn is not None:
         fr_rho[L] = fn[1]
     _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
                 feat_cost, fr_d1pos[L], target, fn, penalty)

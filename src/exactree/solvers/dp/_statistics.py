@@ -3,7 +3,8 @@
 mean leaves). A user's objective (``fn``, a ``(cost, row_cost)`` tuple from
 :meth:`exactree.objectives.LeafCost.kernel_target`, else None) keeps class weights and costs a
 leaf by its compiled ``cost(a, b, K, split)``: the leaf of class weights ``a`` (``split`` 0), or
-the two leaves ``a`` and ``b - a`` (``split`` 1). Numba compiles each function for the types of
+the two leaves ``a`` and ``b - a`` (``split`` 1); with a ``target`` it costs the statistics
+``(W, S, Q)`` (:class:`exactree.objectives.RegressionLeafCost`). Numba compiles each function for the types of
 ``target`` and ``fn`` and prunes the other branches (every user objective has the same type, a
 function pointer, so one compiled kernel serves them all and loads from the cache)."""
 

@@ -29,7 +29,7 @@ import numpy as np
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from ...data.ordered import OrderedFeatures, heap_class_weights
-from ...objectives import LeafCost, SquaredError
+from ...objectives import LeafCost, RegressionLeafCost, SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._histogram import MAX_BUCKETS
 from ._lexicographic import PERFECT_IS_FINAL_DEPTH, cost_lower_bound, split_penalty
@@ -78,7 +78,10 @@ class OrderedSolver:
         squared error) instead; the solutions' ``cost`` and ``lower_bound`` are then of that
         objective, and its optima are not size-minimal beyond what the price makes them.
     leaf_cost : a user's :class:`~exactree.objectives.LeafCost` instead of misclassification
-        (the weights it sees are ``sample_weight`` as given); its equivalent-points bound is 0.
+        (the weights it sees are ``sample_weight`` as given), or with ``target`` a
+        :class:`~exactree.objectives.RegressionLeafCost` instead of squared error (the targets
+        it sees are ``target`` as given; node ``counts`` are ``(value, weight, cost)``); its
+        equivalent-points bound is 0.
 
     ``penalty`` is the tie-breaking split penalty in kernel cost units (0 with
     ``minimal_size`` off or a ``split_cost``; ``kernel_penalty`` is what the kernel charges),
@@ -93,7 +96,8 @@ class OrderedSolver:
                  sample_weight: np.ndarray | None = None, max_depth: int = 3,
                  min_samples_leaf: int = 1, techniques: dict[str, bool] | None = None,
                  target: np.ndarray | None = None, memory_limit: float | None = None,
-                 split_cost: float = 0.0, leaf_cost: LeafCost | None = None) -> None:
+                 split_cost: float = 0.0,
+                 leaf_cost: LeafCost | RegressionLeafCost | None = None) -> None:
         self.features = features
         n = features.bucket.shape[1]
         self.regression = target is not None
@@ -112,9 +116,16 @@ class OrderedSolver:
             self.weights = np.ones(n) if w is None else np.ascontiguousarray(w)
             self.scale, self.unit = 1.0, False
         self.target = self.y = None
-        # Kernel costs times cost_scale are the objective.
+        # Kernel costs times cost_scale are the objective; objectives closer than
+        # tol_unit * 1e-9 are equal.
         self.cost_scale = self.scale
-        if self.regression:
+        self.tol_unit = max(1.0, float(self.weights.sum()))
+        if self.regression and leaf_cost is not None:  # the user's cost sees the raw targets
+            self.unit = False
+            self.y = self.target = np.ascontiguousarray(target, np.float64)
+            root = float(leaf_cost.leaf_costs(_statistics(self.y, self.weights))[0][0])
+            self.tol_unit = root if root > 0 else 1.0
+        elif self.regression:
             self.unit = False  # the kernel's moved-weight bounds need the weights (pw)
             self.y = y = np.asarray(target, np.float64)
             # Centred targets scaled so that the root costs 1 (the kernel rounds costs on that
@@ -125,6 +136,7 @@ class OrderedSolver:
             unit_cost = root if root > 0 else 1.0
             self.target = np.ascontiguousarray(centred / np.sqrt(unit_cost))
             self.cost_scale = self.scale * unit_cost
+            self.tol_unit = 1.0
         self.max_depth = int(max_depth)
         self.min_leaf = max(1, int(min_samples_leaf))
         self.flags = np.ones(len(TECHNIQUES), np.bool_)
@@ -163,8 +175,7 @@ class OrderedSolver:
     def tolerance(self) -> float:
         """Objective values closer than this are equal (sums of fractional weights depend on
         their order)."""
-        tol = 1e-9 * (max(1.0, float(self.weights.sum())) if self.target is None else 1.0)
-        return tol * self.cost_scale
+        return 1e-9 * self.tol_unit * self.cost_scale
 
     def plan_parallel(self, n_tasks: int, time_limit: float | None = None
                       ) -> tuple[list[tuple[np.ndarray, np.ndarray]], DPSolution]:
@@ -429,7 +440,7 @@ class OrderedSolver:
             rows = np.arange(len(self.labels))
             node = np.zeros(len(rows), np.int64)
             for level in range(depth + 1):
-                counts += _regression_counts(node, self.y[rows], w[rows], H)
+                counts += _regression_counts(node, self.y[rows], w[rows], H, self.leaf_cost)
                 f = tree_f[node]
                 split = f >= 0
                 if level == depth or not split.any():
@@ -469,11 +480,23 @@ def _quiet_numba(active: bool) -> Iterator[None]:
         yield
 
 
-def _regression_counts(node: np.ndarray, y: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
+def _statistics(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The regression statistics ``(W, S, Q)`` of all rows, as one row."""
+    return np.array([[w.sum(), w @ y, w @ (y * y)]])
+
+
+def _regression_counts(node: np.ndarray, y: np.ndarray, w: np.ndarray, H: int,
+                       leaf_cost: RegressionLeafCost | None = None) -> np.ndarray:
     """``(mean, weight, squared error)`` of every heap node ``0..H-1`` over the rows in it
     (``node[i]`` holds row ``i``; nodes without rows get zeros). The squared error is summed
-    around each node's mean (exact where ``Q - S**2 / W`` would cancel)."""
+    around each node's mean (exact where ``Q - S**2 / W`` would cancel). With a user's
+    ``leaf_cost``: ``(value, weight, cost)`` from each node's ``(W, S, Q)``."""
     W = np.bincount(node, weights=w, minlength=H)
+    if leaf_cost is not None:
+        stats = np.column_stack([W, np.bincount(node, weights=w * y, minlength=H),
+                                 np.bincount(node, weights=w * y * y, minlength=H)])
+        cost, value = leaf_cost.leaf_costs(stats)
+        return np.column_stack([np.where(W > 0, value, 0.0), W, np.where(W > 0, cost, 0.0)])
     mean = np.bincount(node, weights=w * y, minlength=H) / np.where(W > 0, W, 1.0)
     sse = np.bincount(node, weights=w * (y - mean[node]) ** 2, minlength=H)
     return np.column_stack([mean, W, sse])
