@@ -117,3 +117,76 @@ def test_quantile_codes_of_a_real_set():
         off = OptimalTreeRegressor(max_depth=depth, techniques=OFF).fit(Xq, t)
         assert on.objective_ == pytest.approx(off.objective_, rel=1e-9)
         assert on.stats_["split_evaluations"] != off.stats_["split_evaluations"]
+
+
+def _reference_depth2(bucket, t, w, min_leaf, penalty):
+    """The histogram solve's answer by trying every root split and every test below it, each
+    costed exactly (rounded, as the kernel does), the first strict minimum kept in the solve's
+    order: ``(cost, tree_f[:3], tree_b[:3])``."""
+    from exactree.solvers._squared_error import sse_cost
+
+    def cost(idx):
+        return sse_cost(float(w[idx].sum()), float(w[idx] @ t[idx]), float(w[idx] @ t[idx] ** 2))
+
+    F, n = bucket.shape
+    everything = np.arange(n)
+    best, tree = np.inf, None
+    for f in range(F):
+        for b in np.unique(bucket[f])[:-1]:
+            sides = [everything[bucket[f] <= b], everything[bucket[f] > b]]
+            if min(len(s) for s in sides) < min_leaf:
+                continue
+            parts = []
+            for rows in sides:
+                c, g_best, u_best = cost(rows), -1, 0
+                for g in range(F):
+                    for u in np.unique(bucket[g])[:-1]:
+                        lo, hi = rows[bucket[g, rows] <= u], rows[bucket[g, rows] > u]
+                        if len(lo) < min_leaf or len(hi) < min_leaf:
+                            continue
+                        v = cost(lo) + cost(hi) + penalty
+                        if v < c:
+                            c, g_best, u_best = v, g, int(u)
+                parts.append((c, g_best, u_best))
+            v = parts[0][0] + parts[1][0] + penalty
+            if v < best:
+                best = v
+                tree = ([f, parts[0][1], parts[1][1]], [int(b), parts[0][2], parts[1][2]])
+    return best, tree
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEED)
+def test_squared_error_scan_keeps_the_first_best_test(seed):
+    """Squared error skips candidate tests that cannot beat the best one without costing them
+    (_scan_squared): the solve must still return the first best tree of a scan that costs every
+    candidate. Integer targets and dyadic weights make every sum exact, so tests tie often and
+    exactly (a skip that dropped a tie, or a better test, changes the tree)."""
+    from exactree.solvers.dp._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2
+    from exactree.solvers.dp._ordered import _sort_root
+
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(8, 40)), int(rng.integers(1, 4))
+    bucket = rng.integers(0, int(rng.integers(2, 6)), (F, n)).astype(np.int32)
+    t = rng.integers(-3, 4, n).astype(float) * float(rng.choice([1.0, 0.25, 8.0]))
+    w = rng.choice([0.5, 1.0, 2.0], n) if rng.random() < 0.5 else np.ones(n)
+    min_leaf = int(rng.choice([1, 1, 3]))
+    penalty = float(rng.choice([0.0, 2.0**-30, 0.5]))
+    rows = np.empty((F, n), np.int32)
+    bv = np.empty((F, n), np.int32)
+    lab = np.empty((F, n), np.int32)
+    _sort_root(bucket, np.zeros(n, np.int64), rows, bv, lab)
+    off = np.zeros(F + 1, np.int64)
+    assert bucket_offsets(bv, n, off) <= MAX_BUCKETS
+    cap = F * n
+    tree_f, tree_b = np.full(7, -1, np.int64), np.zeros(7, np.int64)
+    got = solve_depth2(rows, bv, lab, n, w, False, t, None, min_leaf, penalty, off,
+                       np.zeros((n, F), np.int32), np.zeros(cap, np.int64), np.zeros((cap, 3)),
+                       np.zeros(cap, np.int64), np.zeros((cap, 3)), np.zeros(cap, np.int64),
+                       np.zeros(F, np.int64), np.zeros(F, np.int64), False, tree_f, tree_b)
+    best, tree = _reference_depth2(bucket, t, w, min_leaf, penalty)
+    assert got == best
+    if tree is not None:
+        assert tree_f[:3].tolist() == tree[0]
+        assert [int(tree_b[0])] + [int(tree_b[i]) if tree_f[i] >= 0 else 0 for i in (1, 2)] \
+            == tree[1]

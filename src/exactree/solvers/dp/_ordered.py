@@ -60,7 +60,7 @@ from numba import njit
 from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._clock import now as _now
 from ._depth2 import leaf_cost
-from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it
+from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -644,6 +644,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     h_f = np.full(7, -1, np.int64)
     h_b = np.zeros(7, np.int64)
     fr_low = np.zeros(Lmax)  # a frame's optimum when a histogram solve found it
+    fr_hist = np.zeros(Lmax, np.bool_)  # whether a frame is solved by solve_depth2
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -660,7 +661,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         return DONE, INF, root_ub
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty)
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty,
+                _sweep_first(0, D, use_hist, bv, n, F, h_off, fr_hist, target, fn))
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -688,26 +690,30 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
-        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1:
+        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and not (target is not None
+                                                                and fn is None):
+            # (squared error decided when the frame started: see _sweep_first)
             B = bucket_offsets(bv[L], fr_n[L], h_off)
-            if worth_it(F, fr_n[L], B, S, target is not None or fn is not None):
-                c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
-                                 min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
-                                 h_allc, root_lo, root_hi, L == 0, h_f, h_b)
-                stats[ST_EVALS] += B - F
-                work += F * F * fr_n[L] + 2 * S * B * B
-                if c < fr_best[L]:
-                    fr_best[L] = c
-                    best_f[L, :] = -1
-                    best_f[L, :7] = h_f
-                    best_b[L, :7] = h_b
-                    if use_global and L > 0:
-                        _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
-                                       fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
-                                       kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
-                fr_ub[L] = min(fr_ub[L], fr_best[L])
-                fr_low[L] = fr_best[L]  # the frame's optimum, a bound for its parent
-                fr_fi[L] = F  # the frame is solved
+            fr_hist[L] = worth_it(F, fr_n[L], B, S, target is not None or fn is not None)
+        if fr_hist[L] and fr_fi[L] == -1:
+            B = h_off[F]
+            c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
+                             min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
+                             h_allc, root_lo, root_hi, L == 0, h_f, h_b)
+            stats[ST_EVALS] += B - F
+            work += F * F * fr_n[L] + 2 * S * B * B
+            if c < fr_best[L]:
+                fr_best[L] = c
+                best_f[L, :] = -1
+                best_f[L, :7] = h_f
+                best_b[L, :7] = h_b
+                if use_global and L > 0:
+                    _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
+                                   fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
+                                   kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            fr_ub[L] = min(fr_ub[L], fr_best[L])
+            fr_low[L] = fr_best[L]  # the frame's optimum, a bound for its parent
+            fr_fi[L] = F  # the frame is solved
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
@@ -782,7 +788,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
                         weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                         fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                        feat_cost, stats, target, fn, fr_rho, penalty)
+                        feat_cost, stats, target, fn, fr_rho, penalty,
+                        _sweep_first(L + 1, fr_d[L] - 1, use_hist, bv, m, F, h_off, fr_hist,
+                                     target, fn))
             L += 1
             if use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -826,7 +834,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fn, fr_rho, penalty)
+                            feat_cost, stats, target, fn, fr_rho, penalty,
+                            _sweep_first(L + 1, fr_d[L] - 1, use_hist, bv, m, F, h_off,
+                                         fr_hist, target, fn))
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -1056,11 +1066,13 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
     the squared range of the node's targets (see the module docstring). A tree the sweep has
-    not seen has two splits or more, so it costs ``2 * penalty`` at least."""
+    not seen has two splits or more, so it costs ``2 * penalty`` at least. Without ``sweep``
+    (a node the histogram solve finds the optimum of, which covers depth one) the incumbent is
+    the leaf, and an unseen tree costs ``penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = d
@@ -1084,20 +1096,39 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             fr_rho[L] = fn[0](span.ctypes, span.ctypes, 2, 2)
     elif fn is not None:
         fr_rho[L] = fn[1]
-    _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
-                feat_cost, fr_d1pos[L], target, fn, penalty)
-    fr_best[L] = sw[0, 0]
-    best_f[L, 0] = int(sw[0, 1])
-    best_b[L, 0] = int(sw[0, 2])
+    if sweep:
+        _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
+                    feat_cost, fr_d1pos[L], target, fn, penalty)
+        fr_best[L] = sw[0, 0]
+        best_f[L, 0] = int(sw[0, 1])
+        best_b[L, 0] = int(sw[0, 2])
+        fr_order[L, :] = np.argsort(feat_cost, kind="mergesort")
+    else:
+        fr_best[L] = _leaf(fr_tot[L, 0], target, fn)
+        best_f[L, 0] = -1
+        best_b[L, 0] = 0
+        fr_order[L, :] = np.arange(rows.shape[1])
     best_f[L, 1] = -1
     best_f[L, 2] = -1
     fr_ub[L] = min(ub, fr_best[L])
-    fr_order[L, :] = np.argsort(feat_cost, kind="mergesort")
     fr_fi[L] = -1
     fr_qn[L] = 0
     fr_phase[L] = SELECT
-    if fr_ub[L] <= 2.0 * penalty:
+    if fr_ub[L] <= (2.0 if sweep else 1.0) * penalty:
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
+
+
+@njit(cache=True, inline="always")
+def _sweep_first(L, d, use_hist, bv, n, F, h_off, fr_hist, target, fn):
+    """Whether the frame of level ``L`` (``d`` levels, ``n`` rows) starts with its depth-one
+    sweep. Squared error decides here whether :func:`_histogram.solve_depth2` solves it
+    (``fr_hist[L]``; ``h_off`` then holds its buckets) and then starts without: the solve's
+    optimum covers the sweep's trees. Other objectives keep the sweep (its incumbent and order)
+    and decide when the frame runs."""
+    fr_hist[L] = False
+    if use_hist and d == 2 and target is not None and fn is None:
+        fr_hist[L] = worth_it_squared(F, n, bucket_offsets(bv[L], n, h_off))
+    return not fr_hist[L]
 
 
 @njit(cache=True, inline="always")
