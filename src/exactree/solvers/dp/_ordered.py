@@ -83,7 +83,7 @@ TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_sec
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
 # Frame phases.
-SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
+SELECT, WAIT_FIRST, WAIT_SECOND, NEXT_PAIR = range(4)
 # Kernel outcome.
 DONE, TIMED_OUT = 0, 1
 # Rows x features swept between two looks at the clock (the default of search's clock_work).
@@ -514,7 +514,7 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work):
+           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work, budget):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
@@ -540,10 +540,16 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
     ``lo > hi``); a parallel fit gives each worker a share of the root's splits. The depth-one
     incumbent may still split elsewhere (any tree is a valid answer).
+
+    ``budget``: the most splits the tree may have (MurTree's node budget; ``2 ** depth - 1``
+    or more: no limit). A node's split shares its budget less one between its children: each
+    split is evaluated for every pair of child budgets, from the left child's largest down (see
+    :func:`_pair_done`), and its recorded child bounds are those at each side's largest
+    budget, which bound every pair, so the interval bounds hold unchanged.
     """
     F, n = bucket.shape
     K = n_classes
-    D = depth
+    D = min(depth, max(budget, 0))  # b splits reach b levels at most
     H = (1 << (D + 1)) - 1
     Lmax = max(D - 1, 1)  # frames exist for depth >= 2
     mono = min_leaf <= 1  # a subset's optimum is never above its superset's
@@ -585,6 +591,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_ex1 = np.zeros(Lmax, np.bool_)
     fr_lb2 = np.zeros(Lmax)  # bound on the second child known before solving it
     fr_lbk = np.zeros(Lmax)  # a lower bound on each frame's optimum, known from its parent
+    # Node budgets: each frame's budget; for the split being evaluated, the left child's
+    # budget in the current pair, the best pair so far (its children's trees in pk_f/pk_b),
+    # bounds on each side at its largest budget, and the left side's value in the last pair.
+    full = (1 << D) - 1
+    budget = min(budget, full)
+    fr_bud = np.zeros(Lmax, np.int64)
+    fr_pj = np.zeros(Lmax, np.int64)
+    fr_pbest = np.zeros(Lmax)
+    fr_pcap = np.zeros((Lmax, 2))
+    fr_plast = np.zeros(Lmax)
+    pk_f = np.full((Lmax if budget < full else 0, 2, H), -1, np.int64)
+    pk_b = np.zeros((Lmax if budget < full else 0, 2, H), np.int64)
     # Incumbent trees and the current split's child trees.
     best_f = np.full((Lmax, H), -1, np.int64)
     best_b = np.zeros((Lmax, H), np.int64)
@@ -592,7 +610,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     kid_b = np.zeros((Lmax, 2, H), np.int64)
     # The global incumbent: the best complete tree assembled along the stack (see
     # _global_update); its objective in g_cost[0].
-    use_global = flags[USE_GLOBAL]
+    use_global = flags[USE_GLOBAL] and budget == full  # (assembled trees may break budgets)
     g_f = np.full(H, -1, np.int64)
     g_b = np.zeros(H, np.int64)
     g_cost = np.full(1, INF)
@@ -653,14 +671,15 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     tot_root = np.zeros((1, K))
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
-    if D == 0 or n == 0 or F == 0:  # no split to make
+    if D == 0 or n == 0 or F == 0 or budget <= 0:  # no split to make
         c = _leaf(tot_root[0], target, fn)
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty)
+                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty,
+                budget, fr_bud)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -668,6 +687,33 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     outcome = DONE
     lower = 0.0  # the best lower bound proven at a look at the clock
     while True:
+        if fr_phase[L] == NEXT_PAIR:
+            # The split under evaluation, at its next pair of child budgets: the larger child
+            # first, asked to beat the incumbent (and the best pair) less what the other side
+            # costs at least. A side's bound at its largest budget holds for every budget, and
+            # the left side's value at the last pair's (larger) budget for this one.
+            s = fr_mid[L]
+            first_left = fr_first_left[L]
+            j = fr_pj[L]
+            lb_left = max(fr_pcap[L, 0], fr_plast[L])
+            fr_lb2[L] = fr_pcap[L, 1] if first_left else lb_left
+            fr_lbk[L + 1] = lb_left if first_left else fr_pcap[L, 1]
+            _mark_sides(rows, L, fr_n[L], fr_f[L], sp[L, s], side)
+            m = _split_rows(rows, bv, lab, L, fr_n[L], 0 if first_left else 1, side)
+            work += F * (2 * fr_n[L] + m)
+            fr_phase[L] = WAIT_FIRST
+            ub1 = min(fr_ub[L], fr_pbest[L]) - fr_lb2[L] - penalty
+            bud1 = j if first_left else fr_bud[L] - 1 - j
+            _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
+                        fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi,
+                        fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn,
+                        fr_rho, penalty, bud1, fr_bud)
+            L += 1
+            if use_global:
+                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
+                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            continue
         if work >= clock_work:
             work = 0
             board[NODES] = stats[ST_EVALS]
@@ -675,7 +721,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 fr_ub[0] = board[BOUND]
             lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order,
                                             fr_qh, fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1,
-                                            fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+                                            fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                                            fr_bud, fr_d, fr_pbest, fr_pcap))
             low = lower - all_splits
             if integral:
                 low = np.ceil(low - 1e-9)
@@ -688,7 +735,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
-        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1:
+        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and fr_bud[L] >= 3:
             B = bucket_offsets(bv[L], fr_n[L], h_off)
             if worth_it(F, fr_n[L], B, S, target is not None or fn is not None):
                 c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
@@ -731,9 +778,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                         # neighbours' feature bounds read them).
                         ev_g[L, s, :, 0] = cb_l
                         ev_g[L, s, :, 1] = cb_r
-                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, mono, flags, fr_ub, fr_best,
-                            fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid,
-                            best_f, best_b, kid_f, kid_b, fr_d, penalty)
+                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, INF, mono, flags, fr_ub,
+                            fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
+                            fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty)
                     continue
             stats[ST_EVALS] += 1
             _mark_sides(rows, L, fr_n[L], f, p, side)
@@ -751,43 +798,44 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
                 work += F * fr_n[L]
+                cost = sw[0, 0] + sw[1, 0] + penalty
+                leafy = -1  # a budget of two splits: the side left a leaf, if any
+                if fr_bud[L] < 3:
+                    c0 = _leaf(tot2[0], target, fn) + sw[1, 0]
+                    c1 = sw[0, 0] + _leaf(tot2[1], target, fn)
+                    leafy = 0 if c0 < c1 else 1
+                    cost = min(c0, c1) + penalty
                 for sd in range(2):
-                    kid_f[L, sd, 0] = int(sw[sd, 1])
+                    kid_f[L, sd, 0] = -1 if sd == leafy else int(sw[sd, 1])
                     kid_b[L, sd, 0] = int(sw[sd, 2])
                     kid_f[L, sd, 1] = -1
                     kid_f[L, sd, 2] = -1
-                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, mono, flags, fr_ub,
-                           fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
-                           fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
+                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, cost, mono, flags,
+                           fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r,
+                           cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
                         and use_global and L > 0:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                    fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
                                    kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
                 continue
             # Deeper: solve the larger child first (its bound may make the other needless),
-            # asking it to beat the incumbent less what the other side must cost at least.
+            # asking it to beat the incumbent less what the other side must cost at least:
+            # for each pair of child budgets (one pair without a node budget), see NEXT_PAIR.
             fr_first_left[L] = p >= fr_n[L] - p
-            keep = 0 if fr_first_left[L] else 1
-            m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
-            work += F * (2 * fr_n[L] + m)  # the split and the child's first sweep
-            fr_phase[L] = WAIT_FIRST
-            fr_lb2[L] = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
-                                          ev_r, pw, sp, unit)
-            fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
-                                              ev_r, pw, sp, unit)
+            first = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l, ev_r, pw,
+                                      sp, unit)
             # The child's class bound lets it stop at a tree that meets it. (Raising the other
             # side's bound too lowers the first child's target, which then returns a weaker
             # bound for the neighbouring splits: measured slower.)
-            fr_lbk[L + 1] = max(fr_lbk[L + 1], cb_l if fr_first_left[L] else cb_r)
-            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
-                        weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
-                        fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                        feat_cost, stats, target, fn, fr_rho, penalty)
-            L += 1
-            if use_global:
-                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
-                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
-                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            first = max(first, cb_l if fr_first_left[L] else cb_r)
+            second = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
+                                       ev_r, pw, sp, unit)
+            fr_pcap[L, 0] = first if fr_first_left[L] else second
+            fr_pcap[L, 1] = second if fr_first_left[L] else first
+            fr_pj[L] = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)  # the left's largest
+            fr_pbest[L] = INF
+            fr_plast[L] = 0.0
+            fr_phase[L] = NEXT_PAIR
             continue
         # The frame is done: hand its result to the parent.
         ex = fr_best[L] < fr_ub_in[L]
@@ -805,11 +853,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         f = fr_f[L]
         p = sp[L, s]
         b = bv[L, f, p - 1]
+        single = fr_bud[L] >= (1 << fr_d[L]) - 1  # one pair of child budgets (no budget)
         if first:
             fr_lb1[L] = val
             fr_ex1[L] = ex
-            ub2 = fr_ub[L] - val - penalty
-            if flags[USE_WIDE_SECOND]:
+            ub2 = min(fr_ub[L], fr_pbest[L]) - val - penalty
+            if single and flags[USE_WIDE_SECOND]:
                 # Wide enough to stay informative for the whole interval around the split: even
                 # when this split cannot win, the second child's cost bounds its neighbours.
                 ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
@@ -823,10 +872,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 work += F * (2 * fr_n[L] + m)
                 fr_phase[L] = WAIT_SECOND
                 fr_lbk[L + 1] = fr_lb2[L]
+                bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fn, fr_rho, penalty)
+                            feat_cost, stats, target, fn, fr_rho, penalty, bud2, fr_bud)
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -843,10 +893,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             lb_l = fr_lb1[L] if fr_first_left[L] else val
             lb_r = val if fr_first_left[L] else fr_lb1[L]
             ex = ex and fr_ex1[L]
+        cost = lb_l + lb_r + penalty
+        if not single:
+            if _pair_done(L, lb_l, lb_r, ex, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
+                          fr_plast, kid_f, kid_b, pk_f, pk_b, penalty):
+                fr_phase[L] = NEXT_PAIR
+                continue
+            lb_l, lb_r, cost = fr_pcap[L, 0], fr_pcap[L, 1], fr_pbest[L]
+            ex = cost < INF
         fr_phase[L] = SELECT
-        if _record(L, b, lb_l, lb_r, ex, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-                   fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
-                   penalty) and use_global and L > 0:
+        if _record(L, b, lb_l, lb_r, ex, cost, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit,
+                   queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b,
+                   fr_d, penalty) and use_global and L > 0:
             _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot,
                            fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f,
                            g_b, g_own, g_tot, target, fn)
@@ -854,7 +912,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if outcome == TIMED_OUT:
         lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh,
                                         fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1, fr_lb2,
-                                        ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+                                        ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                                        fr_bud, fr_d, fr_pbest, fr_pcap))
         if g_cost[0] < c:
             c = g_cost[0]
             for t in range(H):
@@ -868,6 +927,39 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_f[t] = best_f[0, t]
         tree_b[t] = best_b[0, t]
     return outcome, c, lower
+
+
+@njit(cache=True)
+def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
+               fr_plast, kid_f, kid_b, pk_f, pk_b, penalty):
+    """A pair of child budgets of the split under evaluation is done: its children cost
+    ``lb_l`` and ``lb_r`` (at least; exactly with ``exact``, together ``cost``). Keep the best
+    pair (its trees in ``pk_f``), the bounds on each side at its largest budget (the pair
+    giving that side the most), and move to the next pair: the left's budget one less, the
+    right's one more. Returns whether that pair is worth solving: the left side costs at least
+    what it did with more budget, the right at least its bound at its largest budget; once
+    a pair cannot beat the incumbent and the best pair, no later one can either."""
+    b = fr_bud[L] - 1  # the children's budgets add up to this
+    cap = min(b, (1 << (fr_d[L] - 1)) - 1)
+    j = fr_pj[L]
+    if j == cap:
+        fr_pcap[L, 0] = max(fr_pcap[L, 0], lb_l)
+    if b - j == cap:
+        fr_pcap[L, 1] = max(fr_pcap[L, 1], lb_r)
+    if exact and cost < fr_pbest[L]:
+        fr_pbest[L] = cost
+        pk_f[L, :, :] = kid_f[L, :, :]
+        pk_b[L, :, :] = kid_b[L, :, :]
+    fr_plast[L] = lb_l
+    j -= 1
+    if j < b - cap or max(fr_pcap[L, 0], lb_l) + fr_pcap[L, 1] + penalty >= min(fr_ub[L],
+                                                                               fr_pbest[L]):
+        if fr_pbest[L] < INF:
+            kid_f[L, :, :] = pk_f[L, :, :]
+            kid_b[L, :, :] = pk_b[L, :, :]
+        return False
+    fr_pj[L] = j
+    return True
 
 
 @njit(cache=True)
@@ -893,7 +985,8 @@ def _interval_lower(L, lo, hi, le, re, mono, pw, sp, ev_l, ev_r, unit, penalty):
 
 @njit(cache=True)
 def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn, queue, cur,
-                 fr_mid, fr_phase, fr_lb1, fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi):
+                 fr_mid, fr_phase, fr_lb1, fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                 fr_bud, fr_d, fr_pbest, fr_pcap):
     """A lower bound on the root's optimum (or its ``fr_ub`` when no tree below it exists) from
     the frames ``0..L`` of the stack (frame ``L`` selecting, the others waiting on a child).
 
@@ -902,7 +995,9 @@ def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn,
     intervals (bounded by their evaluated neighbours), the split it waits on (its finished
     child's value and the running child's bound, which is this same bound one level up) with
     the rest of that split's interval, and the features it has not started (any split:
-    ``penalty``). The bound from its parent (``fr_lbk``) holds too."""
+    ``penalty``). The bound from its parent (``fr_lbk``) holds too. Under a node budget the
+    split it waits on is worth its best pair so far or the bounds at each side's largest
+    budget (which bound every pair left)."""
     F = fr_order.shape[1]
     child = INF
     for P in range(L, -1, -1):
@@ -929,7 +1024,9 @@ def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn,
                 if s + 1 <= hi:
                     lb = min(lb, _interval_lower(P, s + 1, hi, le, re, mono, pw, sp, ev_l, ev_r,
                                                  unit, penalty))
-                if fr_phase[P] == WAIT_FIRST:
+                if fr_bud[P] < (1 << fr_d[P]) - 1:
+                    lb = min(lb, fr_pbest[P], fr_pcap[P, 0] + fr_pcap[P, 1] + penalty)
+                elif fr_phase[P] == WAIT_FIRST:
                     lb = min(lb, child + fr_lb2[P] + penalty)
                 else:
                     lb = min(lb, fr_lb1[P] + max(child, fr_lb2[P]) + penalty)
@@ -1056,15 +1153,18 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, bud,
+                fr_bud):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
-    which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
+    which also orders the features by their depth-one cost), which ends the frame with a
+    budget ``bud`` of one split (zero: a leaf). Squared error: ``fr_rho[L]`` is
     the squared range of the node's targets (see the module docstring). A tree the sweep has
     not seen has two splits or more, so it costs ``2 * penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
-    fr_d[L] = d
+    fr_d[L] = min(d, bud)  # b splits reach b levels at most
     fr_ub_in[L] = ub
+    fr_bud[L] = bud
     fr_tot[L, :, :] = 0.0
     for t in range(n):
         r = rows[L, 0, t]
@@ -1096,7 +1196,11 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     fr_fi[L] = -1
     fr_qn[L] = 0
     fr_phase[L] = SELECT
-    if fr_ub[L] <= 2.0 * penalty:
+    if bud == 0:
+        fr_best[L] = _leaf(fr_tot[L, 0], target, fn)
+        best_f[L, 0] = -1
+        fr_ub[L] = min(ub, fr_best[L])
+    if fr_ub[L] <= 2.0 * penalty or bud <= 1:
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
 
 
@@ -1263,15 +1367,16 @@ def _push(L, queue, fr_qh, fr_qn, lo, hi, le, re):
 
 
 @njit(cache=True)
-def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty):
-    """Store the evaluated split's child bounds, adopt it if it improves the incumbent (the
-    split costs its children plus ``penalty``), and queue the rest of its interval minus the
-    splits its bounds rule out. Returns whether the incumbent improved."""
+def _record(L, b, lb_l, lb_r, exact, total, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit,
+            queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+            penalty):
+    """Store the evaluated split's child bounds, adopt it if it improves the incumbent (with
+    ``exact``, the split costs ``total``: its children plus ``penalty``, at their best pair
+    of budgets), and queue the rest of its interval minus the splits its bounds rule out.
+    Returns whether the incumbent improved."""
     s = fr_mid[L]
     ev_l[L, s] = lb_l
     ev_r[L, s] = lb_r
-    total = lb_l + lb_r + penalty
     improved = exact and total < fr_best[L]
     if improved:
         fr_best[L] = total
