@@ -583,6 +583,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_qn = np.zeros(Lmax, np.int64)
     ev_l = np.zeros((Lmax, n + 1))
     ev_r = np.zeros((Lmax, n + 1))
+    ev_c = np.zeros((Lmax, n + 1))  # the whole split (under a node budget: its best pair)
     # The split being evaluated and its first child's result.
     cur = np.zeros((Lmax, 4), np.int64)  # lo, hi, left neighbour, right neighbour
     fr_mid = np.zeros(Lmax, np.int64)
@@ -601,6 +602,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_pbest = np.zeros(Lmax)
     fr_pcap = np.zeros((Lmax, 2))
     fr_plast = np.zeros(Lmax)
+    fr_pmin = np.zeros(Lmax)  # a bound on every pair of the split (the least pair bound)
     pk_f = np.full((Lmax if budget < full else 0, 2, H), -1, np.int64)
     pk_b = np.zeros((Lmax if budget < full else 0, 2, H), np.int64)
     # Incumbent trees and the current split's child trees.
@@ -762,7 +764,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                            and perfect_is_final(fr_best[0], penalty, fr_d[0])):
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
-                            queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi,
+                            queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, root_lo, root_hi,
                             penalty, sides_k, class_rows, fr_sides)
         if s >= 0:
             f = fr_f[L]
@@ -778,9 +780,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                         # neighbours' feature bounds read them).
                         ev_g[L, s, :, 0] = cb_l
                         ev_g[L, s, :, 1] = cb_r
-                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, INF, mono, flags, fr_ub,
-                            fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
-                            fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty)
+                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, INF, cb_l + cb_r + penalty,
+                            mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn,
+                            ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+                            penalty)
                     continue
             stats[ST_EVALS] += 1
             _mark_sides(rows, L, fr_n[L], f, p, side)
@@ -810,9 +813,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     kid_b[L, sd, 0] = int(sw[sd, 2])
                     kid_f[L, sd, 1] = -1
                     kid_f[L, sd, 2] = -1
-                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, cost, mono, flags,
-                           fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r,
-                           cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
+                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, cost, cost, mono,
+                           flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l,
+                           ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+                           penalty) \
                         and use_global and L > 0:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                    fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
@@ -835,6 +839,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             fr_pj[L] = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)  # the left's largest
             fr_pbest[L] = INF
             fr_plast[L] = 0.0
+            fr_pmin[L] = INF
             fr_phase[L] = NEXT_PAIR
             continue
         # The frame is done: hand its result to the parent.
@@ -894,17 +899,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             lb_r = val if fr_first_left[L] else fr_lb1[L]
             ex = ex and fr_ex1[L]
         cost = lb_l + lb_r + penalty
+        bound = cost
         if not single:
             if _pair_done(L, lb_l, lb_r, ex, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
-                          fr_plast, kid_f, kid_b, pk_f, pk_b, penalty):
+                          fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
                 fr_phase[L] = NEXT_PAIR
                 continue
-            lb_l, lb_r, cost = fr_pcap[L, 0], fr_pcap[L, 1], fr_pbest[L]
+            lb_l, lb_r, cost, bound = fr_pcap[L, 0], fr_pcap[L, 1], fr_pbest[L], fr_pmin[L]
             ex = cost < INF
         fr_phase[L] = SELECT
-        if _record(L, b, lb_l, lb_r, ex, cost, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit,
-                   queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b,
-                   fr_d, penalty) and use_global and L > 0:
+        if _record(L, b, lb_l, lb_r, ex, cost, bound, mono, flags, fr_ub, fr_best, fr_f, sp, pw,
+                   unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b,
+                   kid_f, kid_b, fr_d, penalty) and use_global and L > 0:
             _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot,
                            fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f,
                            g_b, g_own, g_tot, target, fn)
@@ -931,14 +937,15 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
 
 @njit(cache=True)
 def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
-               fr_plast, kid_f, kid_b, pk_f, pk_b, penalty):
+               fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
     """A pair of child budgets of the split under evaluation is done: its children cost
     ``lb_l`` and ``lb_r`` (at least; exactly with ``exact``, together ``cost``). Keep the best
     pair (its trees in ``pk_f``), the bounds on each side at its largest budget (the pair
     giving that side the most), and move to the next pair: the left's budget one less, the
     right's one more. Returns whether that pair is worth solving: the left side costs at least
     what it did with more budget, the right at least its bound at its largest budget; once
-    a pair cannot beat the incumbent and the best pair, no later one can either."""
+    a pair cannot beat the incumbent and the best pair, no later one can either. ``fr_pmin``
+    gets the least bound over the pairs (those left out: what they could not beat)."""
     b = fr_bud[L] - 1  # the children's budgets add up to this
     cap = min(b, (1 << (fr_d[L] - 1)) - 1)
     j = fr_pj[L]
@@ -951,9 +958,13 @@ def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest,
         pk_f[L, :, :] = kid_f[L, :, :]
         pk_b[L, :, :] = kid_b[L, :, :]
     fr_plast[L] = lb_l
+    fr_pmin[L] = min(fr_pmin[L], cost)
     j -= 1
-    if j < b - cap or max(fr_pcap[L, 0], lb_l) + fr_pcap[L, 1] + penalty >= min(fr_ub[L],
-                                                                               fr_pbest[L]):
+    left = j >= b - cap
+    if not left or max(fr_pcap[L, 0], lb_l) + fr_pcap[L, 1] + penalty >= min(fr_ub[L],
+                                                                             fr_pbest[L]):
+        if left:
+            fr_pmin[L] = min(fr_pmin[L], fr_ub[L])
         if fr_pbest[L] < INF:
             kid_f[L, :, :] = pk_f[L, :, :]
             kid_b[L, :, :] = pk_b[L, :, :]
@@ -1251,7 +1262,7 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
 @njit(cache=True)
 def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
+                ev_c, cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
@@ -1334,11 +1345,11 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         if flags[USE_NEIGHBOURS]:
             # The incumbent may have improved since the interval was queued: shrink it again.
             if le >= 0:
-                gap = ev_r[L, le] + (ev_l[L, le] if mono else 0.0) + penalty - ub
+                gap = (ev_c[L, le] if mono else ev_r[L, le] + penalty) - ub
                 if gap >= 0.0:
                     lo = _first_beyond(pw[L], sp[L], le, lo, hi, gap, unit)
             if re >= 0 and lo <= hi:
-                gap = ev_l[L, re] + (ev_r[L, re] if mono else 0.0) + penalty - ub
+                gap = (ev_c[L, re] if mono else ev_l[L, re] + penalty) - ub
                 if gap >= 0.0:
                     hi = _last_before(pw[L], sp[L], re, lo, hi, gap, unit)
         if lo > hi:
@@ -1367,16 +1378,18 @@ def _push(L, queue, fr_qh, fr_qn, lo, hi, le, re):
 
 
 @njit(cache=True)
-def _record(L, b, lb_l, lb_r, exact, total, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit,
-            queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
-            penalty):
-    """Store the evaluated split's child bounds, adopt it if it improves the incumbent (with
-    ``exact``, the split costs ``total``: its children plus ``penalty``, at their best pair
-    of budgets), and queue the rest of its interval minus the splits its bounds rule out.
-    Returns whether the incumbent improved."""
+def _record(L, b, lb_l, lb_r, exact, total, bound, mono, flags, fr_ub, fr_best, fr_f, sp, pw,
+            unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f,
+            kid_b, fr_d, penalty):
+    """Store the evaluated split's child bounds and a bound on its whole cost (``bound``: its
+    children plus ``penalty``, under a node budget at their best pair of budgets, which can
+    exceed ``lb_l + lb_r + penalty``), adopt it if it improves the incumbent (with ``exact``,
+    it costs ``total``), and queue the rest of its interval minus the splits its bounds rule
+    out. Returns whether the incumbent improved."""
     s = fr_mid[L]
     ev_l[L, s] = lb_l
     ev_r[L, s] = lb_r
+    ev_c[L, s] = bound
     improved = exact and total < fr_best[L]
     if improved:
         fr_best[L] = total
@@ -1393,10 +1406,10 @@ def _record(L, b, lb_l, lb_r, exact, total, mono, flags, fr_ub, fr_best, fr_f, s
     left_hi = s - 1
     if flags[USE_NEIGHBOURS]:
         # Right of s the left subtree only gains rows and the right one loses them.
-        gap = lb_r + (lb_l if mono else 0.0) + penalty - ub
+        gap = (bound if mono else lb_r + penalty) - ub
         if gap >= 0.0:
             right_lo = _first_beyond(pw[L], sp[L], s, s + 1, hi, gap, unit)
-        gap = lb_l + (lb_r if mono else 0.0) + penalty - ub  # and the other way round left of s
+        gap = (bound if mono else lb_l + penalty) - ub  # and the other way round left of s
         if gap >= 0.0:
             left_hi = _last_before(pw[L], sp[L], s, lo, s - 1, gap, unit)
     _push(L, queue, fr_qh, fr_qn, lo, left_hi, le, s)
