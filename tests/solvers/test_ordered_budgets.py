@@ -73,10 +73,10 @@ def test_budgets_between_full_and_none_give_the_full_optimum():
 @pytest.mark.parametrize("budget", [2, 4, 5])
 def test_a_budgeted_search_cut_short_keeps_a_valid_bound(budget):
     rng = np.random.default_rng(budget)
-    X = rng.normal(size=(400, 6))
-    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=400) > 0).astype(int)
+    X = rng.normal(size=(300, 5))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=300) > 0).astype(int)
     features, _ = features_of(X, y)
-    solver = OrderedSolver(features, y, 2, max_depth=4)
+    solver = OrderedSolver(features, y, 2, max_depth=3)
     full = solver.solve(max_nodes=budget)
     for work in (20_000, 200_000, 2_000_000):
         solver.clock_work = work
