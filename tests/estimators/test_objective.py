@@ -114,11 +114,8 @@ def test_functions_numba_cannot_compile_are_named():
 def test_what_does_not_apply_is_refused():
     X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
     objective = LeafCost(errors, 1.0)
-    for params in ({"max_nodes": 1}, {"search": "binary"}):
-        with pytest.raises(ValueError, match="ordered search"):
-            OptimalTreeClassifier(max_depth=2, objective=objective, **params).fit(X, y)
-    with pytest.raises(ValueError, match="fit_path"):
-        OptimalTreeClassifier(max_depth=2, objective=objective).fit_path(X, y)
+    with pytest.raises(ValueError, match="ordered search"):
+        OptimalTreeClassifier(max_depth=2, objective=objective, search="binary").fit(X, y)
     with pytest.raises(ValueError, match="objective"):
         OptimalTreeClassifier(objective=errors).fit(X, y)  # a bare function, not a LeafCost
 

@@ -288,7 +288,7 @@ def test_auto_choice():
     X = rng.normal(size=(120, 2))  # 119 thresholds per column: the ordered search
     y = (X[:, 0] > 0).astype(int)
     assert OptimalTreeClassifier(max_depth=2).fit(X, y).search_ == "ordered"
-    assert OptimalTreeClassifier(max_depth=2, max_nodes=2).fit(X, y).search_ == "binary"
+    assert OptimalTreeClassifier(max_depth=2, max_nodes=2).fit(X, y).search_ == "ordered"
     assert OptimalTreeClassifier(max_depth=2, cost_complexity=0.01).fit(X, y).search_ == "ordered"
     B = rng.random((40, 5)) < 0.5  # unrelated binary columns: MurTree's pair counting
     Bf = B.astype(float)
@@ -365,8 +365,6 @@ def test_time_limit_lower_bound_is_valid():
 def test_errors():
     X = np.arange(10.0).reshape(-1, 1)
     y = np.arange(10) % 2
-    with pytest.raises(ValueError, match="max_nodes"):
-        OptimalTreeClassifier(max_depth=2, max_nodes=1, search="ordered").fit(X, y)
     with pytest.raises(ValueError, match="no_such_technique"):
         OptimalTreeClassifier(search="ordered", techniques={"no_such_technique": False}).fit(X, y)
     with pytest.raises(ValueError):
@@ -374,9 +372,10 @@ def test_errors():
     binz, Xe = _binarized(X, y)
     with pytest.raises(ValueError, match="unknown technique"):
         OrderedSolver(ordered_features(binz, Xe), y, 2, techniques={"similarity": False})
-    # A full node budget is no budget: allowed on the ordered search.
-    model = OptimalTreeClassifier(max_depth=2, max_nodes=3, search="ordered").fit(X, y)
-    assert model.search_ == "ordered"
+    # Node budgets run on the ordered search (a full one is no budget).
+    for budget in (1, 3):
+        model = OptimalTreeClassifier(max_depth=2, max_nodes=budget, search="ordered").fit(X, y)
+        assert model.search_ == "ordered" and model.tree_.n_splits <= budget
 
 
 def test_binary_technique_names_accepted_on_ordered_search():

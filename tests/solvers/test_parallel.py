@@ -196,9 +196,9 @@ def test_plan_keeps_to_a_share_of_the_time_limit(monkeypatch):
     seen = []
     original = OrderedSolver.plan_parallel
 
-    def plan(self, n_tasks, time_limit=None):
+    def plan(self, n_tasks, time_limit=None, **kw):
         seen.append(time_limit)
-        return original(self, n_tasks, time_limit=time_limit)
+        return original(self, n_tasks, time_limit=time_limit, **kw)
 
     monkeypatch.setattr(OrderedSolver, "plan_parallel", plan)
     X, y = _numeric_problem(3)

@@ -7,5 +7,5 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "ObliqueTreeClassifier": ".oblique", "ObliqueTreeRegressor": ".oblique",
     "OptimalTreeClassifier": ".optimal",
     "OptimalTreeRegressor": ".regressor", "TreeEstimatorBase": ".base",
-    "PathPoint": ".optimal", "SparseTreeClassifier": ".sparse",
+    "PathPoint": "._path", "SparseTreeClassifier": ".sparse",
 })

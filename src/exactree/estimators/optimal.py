@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -24,6 +23,7 @@ from ..solvers.result import (MEMORY_LIMIT, OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_
                               SolveResult)
 from ..tree import Tree
 from ._params import Interval, StrOptions
+from ._path import PathPoint, solve_path
 from .base import TreeClassifierBase
 
 # search="auto" takes the threshold-aware search when the ordered features carry at least
@@ -57,20 +57,6 @@ def solution_status(optimal: bool, limit: str | None, exact: bool) -> str:
     if optimal:
         return OPTIMAL if exact else OPTIMAL_ON_BINARIZED
     return MEMORY_LIMIT if limit == MEMORY_LIMIT else TIME_LIMIT
-
-
-@dataclass
-class PathPoint:
-    """One point of the node-budget path: the best tree found with at most ``max_nodes``
-    splits; ``optimal`` when proven, else ``lower_bound`` is the proven bound on that budget's
-    optimum (a budget cut short by ``time_limit`` or ``memory_limit``)."""
-
-    max_nodes: int
-    n_splits: int
-    objective: float  # weighted misclassifications
-    tree: Tree
-    optimal: bool
-    lower_bound: float = 0.0
 
 
 class OptimalTreeClassifier(TreeClassifierBase):
@@ -149,14 +135,16 @@ class OptimalTreeClassifier(TreeClassifierBase):
         bounds over its thresholds; no rows x thresholds matrix); "binary" searches every
         threshold as a binary feature (MurTree's pair counts). "auto" takes "ordered" for
         columns with many thresholds (32 on average, 16 on at most 500 rows, or 1,000 in all)
-        and "binary" otherwise. Both give the same optimum; "ordered" has no node budgets,
-        so ``max_nodes`` below the full tree and :meth:`fit_path` use "binary".
+        and "binary" otherwise. Both give the same optimum, with ``max_nodes`` and in
+        :meth:`fit_path` too (a split's children share its budget less one; the ordered search
+        tries every pair of child budgets). With ``cost_complexity`` the ordered search runs
+        once with a price per split, the binary one over node budgets.
     objective : LeafCost or None, default=None
         A leaf cost of your own (:class:`exactree.objectives.LeafCost`: a Python function of
         a leaf's class weights and its label, compiled with Numba) minimised instead of the
         weighted misclassification; leaves predict their label of least cost. Runs the
-        ordered search (so no ``max_nodes`` below the full tree, no :meth:`fit_path`, no
-        ``search="binary"``) in one process (``n_jobs`` does not apply); the optimum is proven
+        ordered search (so not with ``search="binary"``) in one process (``n_jobs`` does not
+        apply); the optimum is proven
         as long as the cost keeps :class:`~exactree.objectives.LeafCost`'s promises, which
         ``fit`` tests on random weights first. ``lower_bound_`` after a time limit comes from
         the search alone. With ``cost_complexity`` the objective is ``cost / total weight +
@@ -253,11 +241,23 @@ class OptimalTreeClassifier(TreeClassifierBase):
             X, y, columns, w, keep_ranks=keep_ranks, deadline=self._deadline)
         self.n_binary_features_ = self.binarizer_.n_features_out
 
-    def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
-                 columns: list[Column]) -> DPSolver:
-        """The binary-feature search (MurTree) over the binarised data."""
-        self._binarize(X, y, w, columns)
-        return self._binary_solver(X, y, w)
+    def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
+                 split_cost: float = 0.0) -> DPSolver | OrderedSolver:
+        """The search ``search`` picks over the binarised data: the threshold-aware one
+        (charging ``split_cost`` per split, in weight) or the binary-feature one (MurTree)."""
+        self.search_ = None
+        self._binarize(X, y, w, columns, keep_ranks=self.search != "binary")
+        features = self._ordered_features(X)
+        if features is None:
+            return self._binary_solver(X, y, w)
+        self.search_ = "ordered"
+        if self.objective is not None:
+            self.objective.check(len(self.classes_), float(w.sum()))
+        return OrderedSolver(features, y, len(self.classes_), sample_weight=w,
+                             max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                             memory_limit=self._memory_bytes(X, self.binarizer_, features),
+                             techniques=self._techniques(ORDERED_TECHNIQUES),
+                             split_cost=split_cost, leaf_cost=self.objective)
 
     def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
         self.search_ = "binary"
@@ -289,17 +289,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
             self.binarizer_.ranks.clear()  # rows x columns: not kept in the fitted model
 
     def _choose_ordered(self, X: np.ndarray) -> OrderedFeatures | None:
-        budgeted = self.max_nodes is not None and self.max_nodes < (1 << self.max_depth) - 1
-        if self.objective is not None and (budgeted or self.search == "binary"):
-            raise ValueError("an objective runs the ordered search, which solves "
-                             "depth-limited trees: max_nodes below the full tree and "
-                             "search='binary' do not apply")
+        if self.objective is not None and self.search == "binary":
+            raise ValueError("an objective runs the ordered search: search='binary' does not "
+                             "apply")
         if self.search == "binary":
-            return None
-        if budgeted:
-            if self.search == "ordered":
-                raise ValueError("search='ordered' solves depth-limited trees; max_nodes needs "
-                                 "search='binary' (or 'auto')")
             return None
         if self.objective is not None:
             return ordered_features(self.binarizer_, X, self._deadline)
@@ -347,28 +340,16 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return result
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
-        self.search_ = None
-        self._binarize(X, y, sample_weight, columns, keep_ranks=self.search != "binary")
-        features = self._ordered_features(X)
-        if features is not None:
-            self.search_ = "ordered"
-            memory = self._memory_bytes(X, self.binarizer_, features)
-            total = float(sample_weight.sum())
-            if self.objective is not None:
-                self.objective.check(len(self.classes_), total)
-            solver = OrderedSolver(features, y, len(self.classes_), sample_weight=sample_weight,
-                                   max_depth=self.max_depth,
-                                   min_samples_leaf=self.min_samples_leaf, memory_limit=memory,
-                                   techniques=self._techniques(ORDERED_TECHNIQUES),
-                                   split_cost=self.cost_complexity * total,
-                                   leaf_cost=self.objective)
-            result = self._result(self._run(solver, time_limit=search_time(self._time_left())))
+        total = float(sample_weight.sum())
+        solver = self._prepare(X, y, sample_weight, columns, self.cost_complexity * total)
+        if isinstance(solver, OrderedSolver):
+            result = self._result(self._run(solver, max_nodes=self.max_nodes,
+                                            time_limit=search_time(self._time_left())))
             if self.cost_complexity > 0:  # one search of the penalised objective, normalised
                 result.objective /= total
                 result.lower_bound /= total
                 result.upper_bound = result.objective
             return result
-        solver = self._binary_solver(X, y, sample_weight)
         if self.cost_complexity == 0:
             return self._result(self._run(solver, max_nodes=self.max_nodes,
                                           time_limit=search_time(self._time_left())))
@@ -516,14 +497,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         ``optimal=False`` and its proven ``lower_bound``, and the path goes on (budgets the
         time did not reach are left out of it).
         """
-        if self.objective is not None:
-            raise ValueError("fit_path needs node budgets, which the ordered search that an "
-                             "objective runs does not have")
         self._fit(X, y, sample_weight, self._solve_path)
         return self.path_
 
     def _solve_path(self, X, y, sample_weight, columns) -> SolveResult:
-        self.search_ = None
         try:
             solver = self._prepare(X, y, sample_weight, columns)
         except TimeLimitReached:  # the majority leaf: optimal for budget 0, the only one
@@ -531,56 +508,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
             self.path_ = [PathPoint(0, 0, result.objective, result.tree, True,
                                     result.objective)]
             return result
-        max_budget = self._budgets(solver)
-        path: list[PathPoint] = []
-        limits: set[str] = set()
-        stats: dict = {}
         solver.track_best = False  # one budget after another: no single best to report
-        for b in range(max_budget + 1):
-            try:
-                share = self._share(max_budget - b + 1)
-            except TimeLimitReached:
-                if not path:
-                    raise
-                limits.add(TIME_LIMIT)
-                break
-            ub = path[-1].objective if path else np.inf
-            sol = self._run(solver, max_nodes=b, upper_bound=ub, time_limit=share)
-            if sol is None:
-                # No tree with at most b splits costs less than the previous point's, which
-                # has fewer splits: that tree is optimal here, whether proven before or not.
-                prev = path[-1]
-                point = PathPoint(b, prev.n_splits, prev.objective, prev.tree, True,
-                                  prev.objective)
-            elif sol.optimal or sol.cost < ub:
-                point = PathPoint(b, sol.tree.n_splits, sol.cost, self._tree(sol), sol.optimal,
-                                  sol.cost if sol.optimal else min(sol.lower_bound, ub))
-            else:  # cut short without beating the previous point's tree: keep that tree
-                prev = path[-1]
-                point = PathPoint(b, prev.n_splits, prev.objective, prev.tree, False,
-                                  min(sol.lower_bound, ub))
-            if sol is not None:
-                stats = sol.stats
-                if not sol.optimal:
-                    limits.add(sol.limit or TIME_LIMIT)
-            path.append(point)
-            if self._progress.interrupted:  # Ctrl-C: the budgets so far
-                limits.add(TIME_LIMIT)
-                break
-        # A budget's optimum is at least any larger budget's (see _solve_penalised).
-        tolerance = solver.tolerance
-        for i in range(len(path) - 2, -1, -1):
-            point = path[i]
-            point.lower_bound = max(point.lower_bound, path[i + 1].lower_bound)
-            if not point.optimal and point.objective - point.lower_bound <= tolerance:
-                point.optimal, point.lower_bound = True, point.objective
-        self.path_ = path
-        last = path[-1]
-        if len(path) == max_budget + 1:
-            proven, lower = last.optimal, last.lower_bound
-        else:  # the largest budget was not reached: only rows identical in every feature
-            proven, lower = False, min(solver.equivalent_points_bound(), last.objective)
-        status = self._status(True) if proven else (
-            MEMORY_LIMIT if MEMORY_LIMIT in limits else TIME_LIMIT)
-        return SolveResult(last.tree, last.objective, last.objective if proven else lower,
-                           status, stats=stats)
+        self.path_, result = solve_path(
+            lambda b, ub, seconds: self._run(solver, max_nodes=b, upper_bound=ub,
+                                             time_limit=seconds),
+            self._budgets(solver), self._share, lambda: self._progress.interrupted, self._tree,
+            solver.tolerance, solver.equivalent_points_bound, self._status(True))
+        return result

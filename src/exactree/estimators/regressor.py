@@ -11,12 +11,16 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import ordered_features
+from ..data.validation import TimeLimitReached
 from ..objectives import RegressionLeafCost, SquaredError
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES, OrderedSolver
 from ..solvers.dp.parallel import solve_dp
+from ..solvers.dp.solver import DPSolution
 from ..solvers.result import SolveResult
+from ..tree import Tree
 from ._params import Interval
+from ._path import PathPoint, solve_path
 from .base import TreeRegressorBase
 from .optimal import search_time, solution_status
 
@@ -41,6 +45,11 @@ class OptimalTreeRegressor(TreeRegressorBase):
     ----------
     max_depth : int, default=3
         Most levels of splits (a single leaf has depth 0).
+    max_nodes : int or None, default=None
+        Most splits (branching nodes) in the tree, MurTree's node budget; None: any number
+        within ``max_depth``. Solved exactly by the same search, each split's children
+        sharing its budget (every pair of child budgets is tried). :meth:`fit_path` gives the
+        optimal tree of every budget.
     min_samples_leaf : int, default=1
         Least number of training rows in every leaf.
     cost_complexity : float, default=0.0
@@ -98,6 +107,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
     lower_bound_, upper_bound_, gap_ : float
     status_ : str
         "optimal", "time_limit", "memory_limit", "interrupted" or "optimal_on_binarized".
+    path_ : list of PathPoint
+        After :meth:`fit_path`, the optimal tree of every node budget.
     parallel_ : ParallelReport or None
         With ``n_jobs`` workers: the tasks of the parallel solve and their timings.
     """
@@ -105,6 +116,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
     _allow_nan = True
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 0, 16, closed="both")],
+        "max_nodes": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
@@ -119,13 +131,15 @@ class OptimalTreeRegressor(TreeRegressorBase):
 
     _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
 
-    def __init__(self, *, max_depth: int = 3, min_samples_leaf: int = 1,
+    def __init__(self, *, max_depth: int = 3, max_nodes: int | None = None,
+                 min_samples_leaf: int = 1,
                  cost_complexity: float = 0.0,
                  time_limit: float | None = None, memory_limit: float | None = None,
                  max_thresholds: int | None = None, categorical_features: Any = None,
                  techniques: dict | None = None, n_jobs: int | None = None,
                  objective: RegressionLeafCost | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
         self.min_samples_leaf = min_samples_leaf
         self.cost_complexity = cost_complexity
         self.time_limit = time_limit
@@ -137,8 +151,9 @@ class OptimalTreeRegressor(TreeRegressorBase):
         self.objective = objective
         self.verbose = verbose
 
-    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
-               columns: list[Column]) -> SolveResult:
+    def _prepare(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+                 columns: list[Column], split_cost: float = 0.0) -> OrderedSolver:
+        """The search over the ordered features of ``X`` (the binarizer in ``binarizer_``)."""
         binarizer = Binarizer("exact", self.max_thresholds).fit(
             X, np.zeros(len(X), np.int64), columns, sample_weight, keep_ranks=True,
             deadline=self._deadline)
@@ -146,6 +161,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
             features = ordered_features(binarizer, X, self._deadline)
         finally:
             binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
+        self.binarizer_ = binarizer
         self.n_binary_features_ = binarizer.n_features_out
         techniques = dict(self.techniques or {})
         unknown = [name for name in techniques if name not in TECHNIQUES]
@@ -153,18 +169,31 @@ class OptimalTreeRegressor(TreeRegressorBase):
             raise ValueError(f"unknown technique {unknown[0]!r}; known: {', '.join(TECHNIQUES)}")
         if self.objective is not None:
             self.objective.check(y, sample_weight)
+        return OrderedSolver(features, None, 1, sample_weight=sample_weight,
+                             max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                             memory_limit=self._memory_bytes(X, binarizer, features),
+                             techniques=techniques, target=y, split_cost=split_cost,
+                             leaf_cost=self.objective)
+
+    def _run(self, solver: OrderedSolver, **solve_args: Any) -> DPSolution | None:
+        """``solver.solve(max_nodes=..., **solve_args)`` with this fit's progress, over
+        ``n_jobs`` workers where that can pay."""
+        n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
+        solve_args.setdefault("max_nodes", self.max_nodes)
+        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress, **solve_args)
+        return sol
+
+    def _tree(self, sol: DPSolution) -> Tree:
+        return to_tree(sol.tree, self.binarizer_, self.encoder_.columns_, 1, regression=True)
+
+    def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
+               columns: list[Column]) -> SolveResult:
         # The cost-complexity objective's unit: the single leaf's cost.
         unit = self._root_cost(y, sample_weight) if self.cost_complexity > 0 else 1.0
         unit = unit if unit > 0 else 1.0
-        solver = OrderedSolver(features, None, 1, sample_weight=sample_weight,
-                               max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                               memory_limit=self._memory_bytes(X, binarizer, features),
-                               techniques=techniques, target=y,
-                               split_cost=self.cost_complexity * unit, leaf_cost=self.objective)
-        n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
-        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress,
-                                       time_limit=search_time(self._time_left()))
-        tree = to_tree(sol.tree, binarizer, columns, 1, regression=True)
+        solver = self._prepare(X, y, sample_weight, columns, self.cost_complexity * unit)
+        sol = self._run(solver, time_limit=search_time(self._time_left()))
+        tree = self._tree(sol)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
         # kernel's running sums.
         leaves = tree.kind == 0
@@ -173,8 +202,45 @@ class OptimalTreeRegressor(TreeRegressorBase):
             objective = objective / unit + self.cost_complexity * int((~leaves).sum())
         lower = objective if sol.optimal else min(sol.lower_bound / unit, objective)
         return SolveResult(tree, objective, lower, solution_status(sol.optimal, sol.limit,
-                                                                   binarizer.exact_),
+                                                                   self.binarizer_.exact_),
                            stats=sol.stats)
+
+    def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[PathPoint]:
+        """Fit the optimal tree of every node budget ``0..max_nodes`` (every budget up to the
+        full tree of ``max_depth`` when ``max_nodes`` is None), one search each.
+
+        The estimator ends fitted with the largest budget's tree; the path is returned and kept
+        in ``path_`` (each point's ``objective`` is its squared error, or its cost under
+        ``objective``). ``cost_complexity`` does not apply here. ``time_limit`` covers the
+        whole path: each budget gets a share of the time left; one cut short is kept with
+        ``optimal=False`` and its proven ``lower_bound``, and the path goes on (budgets the
+        time did not reach are left out of it).
+        """
+        self._fit(X, y, sample_weight, self._solve_path)
+        return self.path_
+
+    def _solve_path(self, X, y, sample_weight, columns) -> SolveResult:
+        try:
+            solver = self._prepare(X, y, sample_weight, columns)
+        except TimeLimitReached:  # the mean leaf: optimal for budget 0, the only one
+            result = self._leaf_result(y, sample_weight, columns)
+            self.path_ = [PathPoint(0, 0, result.objective, result.tree, True,
+                                    result.objective)]
+            return result
+        budgets = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
+                                                                      solver.max_budget)
+
+        def share(left: int) -> float | None:
+            seconds = search_time(self._time_left())
+            return None if seconds is None else seconds / max(left, 1)
+
+        self.path_, result = solve_path(
+            lambda b, ub, seconds: self._run(solver, max_nodes=b, upper_bound=ub,
+                                             time_limit=seconds),
+            budgets, share, lambda: self._progress.interrupted, self._tree, solver.tolerance,
+            solver.equivalent_points_bound,
+            solution_status(True, None, self.binarizer_.exact_))
+        return result
 
     def _root_cost(self, y: np.ndarray, w: np.ndarray) -> float:
         """The single leaf's squared error, or its cost under ``objective``."""

@@ -83,7 +83,7 @@ TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_sec
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
 # Frame phases.
-SELECT, WAIT_FIRST, WAIT_SECOND = range(3)
+SELECT, WAIT_FIRST, WAIT_SECOND, NEXT_PAIR = range(4)
 # Kernel outcome.
 DONE, TIMED_OUT = 0, 1
 # Rows x features swept between two looks at the clock (the default of search's clock_work).
@@ -514,7 +514,7 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work):
+           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work, budget):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
@@ -540,10 +540,16 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
     ``lo > hi``); a parallel fit gives each worker a share of the root's splits. The depth-one
     incumbent may still split elsewhere (any tree is a valid answer).
+
+    ``budget``: the most splits the tree may have (MurTree's node budget; ``2 ** depth - 1``
+    or more: no limit). A node's split shares its budget less one between its children: each
+    split is evaluated for every pair of child budgets, from the left child's largest down (see
+    :func:`_pair_done`), and its recorded child bounds are those at each side's largest
+    budget, which bound every pair, so the interval bounds hold unchanged.
     """
     F, n = bucket.shape
     K = n_classes
-    D = depth
+    D = min(depth, max(budget, 0))  # b splits reach b levels at most
     H = (1 << (D + 1)) - 1
     Lmax = max(D - 1, 1)  # frames exist for depth >= 2
     mono = min_leaf <= 1  # a subset's optimum is never above its superset's
@@ -577,6 +583,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_qn = np.zeros(Lmax, np.int64)
     ev_l = np.zeros((Lmax, n + 1))
     ev_r = np.zeros((Lmax, n + 1))
+    ev_c = np.zeros((Lmax, n + 1))  # the whole split (under a node budget: its best pair)
     # The split being evaluated and its first child's result.
     cur = np.zeros((Lmax, 4), np.int64)  # lo, hi, left neighbour, right neighbour
     fr_mid = np.zeros(Lmax, np.int64)
@@ -585,6 +592,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_ex1 = np.zeros(Lmax, np.bool_)
     fr_lb2 = np.zeros(Lmax)  # bound on the second child known before solving it
     fr_lbk = np.zeros(Lmax)  # a lower bound on each frame's optimum, known from its parent
+    # Node budgets: each frame's budget; for the split being evaluated, the left child's
+    # budget in the current pair, the best pair so far (its children's trees in pk_f/pk_b),
+    # bounds on each side at its largest budget, and the left side's value in the last pair.
+    full = (1 << D) - 1
+    budget = min(budget, full)
+    fr_bud = np.zeros(Lmax, np.int64)
+    fr_pj = np.zeros(Lmax, np.int64)
+    fr_pbest = np.zeros(Lmax)
+    fr_pcap = np.zeros((Lmax, 2))
+    fr_plast = np.zeros(Lmax)
+    fr_pmin = np.zeros(Lmax)  # a bound on every pair of the split (the least pair bound)
+    pk_f = np.full((Lmax if budget < full else 0, 2, H), -1, np.int64)
+    pk_b = np.zeros((Lmax if budget < full else 0, 2, H), np.int64)
     # Incumbent trees and the current split's child trees.
     best_f = np.full((Lmax, H), -1, np.int64)
     best_b = np.zeros((Lmax, H), np.int64)
@@ -592,7 +612,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     kid_b = np.zeros((Lmax, 2, H), np.int64)
     # The global incumbent: the best complete tree assembled along the stack (see
     # _global_update); its objective in g_cost[0].
-    use_global = flags[USE_GLOBAL]
+    use_global = flags[USE_GLOBAL] and budget == full  # (assembled trees may break budgets)
     g_f = np.full(H, -1, np.int64)
     g_b = np.zeros(H, np.int64)
     g_cost = np.full(1, INF)
@@ -654,15 +674,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     tot_root = np.zeros((1, K))
     for r in range(n):
         _add(tot_root, 0, labels[r], weights[r], r, target)
-    if D == 0 or n == 0 or F == 0:  # no split to make
+    if D == 0 or n == 0 or F == 0 or budget <= 0:  # no split to make
         c = _leaf(tot_root[0], target, fn)
         if c < root_ub:
             return DONE, c, c
         return DONE, INF, root_ub
+    # (The histograms solve full trees of depth 2: not under a smaller budget.)
+    sweep = _sweep_first(0, D if budget >= 3 else 0, use_hist, bv, n, F, h_off, fr_hist, target,
+                         fn)
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
                 fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty,
-                _sweep_first(0, D, use_hist, bv, n, F, h_off, fr_hist, target, fn))
+                sweep, budget, fr_bud)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -670,6 +693,35 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     outcome = DONE
     lower = 0.0  # the best lower bound proven at a look at the clock
     while True:
+        if fr_phase[L] == NEXT_PAIR:
+            # The split under evaluation, at its next pair of child budgets: the larger child
+            # first, asked to beat the incumbent (and the best pair) less what the other side
+            # costs at least. A side's bound at its largest budget holds for every budget, and
+            # the left side's value at the last pair's (larger) budget for this one.
+            s = fr_mid[L]
+            first_left = fr_first_left[L]
+            j = fr_pj[L]
+            lb_left = max(fr_pcap[L, 0], fr_plast[L])
+            fr_lb2[L] = fr_pcap[L, 1] if first_left else lb_left
+            fr_lbk[L + 1] = lb_left if first_left else fr_pcap[L, 1]
+            _mark_sides(rows, L, fr_n[L], fr_f[L], sp[L, s], side)
+            m = _split_rows(rows, bv, lab, L, fr_n[L], 0 if first_left else 1, side)
+            work += F * (2 * fr_n[L] + m)
+            fr_phase[L] = WAIT_FIRST
+            ub1 = min(fr_ub[L], fr_pbest[L]) - fr_lb2[L] - penalty
+            bud1 = j if first_left else fr_bud[L] - 1 - j
+            sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud1 >= 3 else 0, use_hist, bv, m, F,
+                                 h_off, fr_hist, target, fn)
+            _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
+                        fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi,
+                        fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn,
+                        fr_rho, penalty, sweep, bud1, fr_bud)
+            L += 1
+            if use_global:
+                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
+                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            continue
         if work >= clock_work:
             work = 0
             board[NODES] = stats[ST_EVALS]
@@ -677,7 +729,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 fr_ub[0] = board[BOUND]
             lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order,
                                             fr_qh, fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1,
-                                            fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+                                            fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                                            fr_bud, fr_d, fr_pbest, fr_pcap))
             low = lower - all_splits
             if integral:
                 low = np.ceil(low - 1e-9)
@@ -690,8 +743,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
-        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and not (target is not None
-                                                                and fn is None):
+        if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and fr_bud[L] >= 3 and not (
+                target is not None and fn is None):
             # (squared error decided when the frame started: see _sweep_first)
             B = bucket_offsets(bv[L], fr_n[L], h_off)
             fr_hist[L] = worth_it(F, fr_n[L], B, S, target is not None or fn is not None)
@@ -721,7 +774,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                            and perfect_is_final(fr_best[0], penalty, fr_d[0])):
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
-                            queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, root_lo, root_hi,
+                            queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, root_lo, root_hi,
                             penalty, sides_k, class_rows, fr_sides)
         if s >= 0:
             f = fr_f[L]
@@ -737,9 +790,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                         # neighbours' feature bounds read them).
                         ev_g[L, s, :, 0] = cb_l
                         ev_g[L, s, :, 1] = cb_r
-                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, mono, flags, fr_ub, fr_best,
-                            fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid,
-                            best_f, best_b, kid_f, kid_b, fr_d, penalty)
+                    _record(L, bv[L, f, p - 1], cb_l, cb_r, False, INF, cb_l + cb_r + penalty,
+                            mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn,
+                            ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+                            penalty)
                     continue
             stats[ST_EVALS] += 1
             _mark_sides(rows, L, fr_n[L], f, p, side)
@@ -757,45 +811,46 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
                 work += F * fr_n[L]
+                cost = sw[0, 0] + sw[1, 0] + penalty
+                leafy = -1  # a budget of two splits: the side left a leaf, if any
+                if fr_bud[L] < 3:
+                    c0 = _leaf(tot2[0], target, fn) + sw[1, 0]
+                    c1 = sw[0, 0] + _leaf(tot2[1], target, fn)
+                    leafy = 0 if c0 < c1 else 1
+                    cost = min(c0, c1) + penalty
                 for sd in range(2):
-                    kid_f[L, sd, 0] = int(sw[sd, 1])
+                    kid_f[L, sd, 0] = -1 if sd == leafy else int(sw[sd, 1])
                     kid_b[L, sd, 0] = int(sw[sd, 2])
                     kid_f[L, sd, 1] = -1
                     kid_f[L, sd, 2] = -1
-                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, mono, flags, fr_ub,
-                           fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, cur,
-                           fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
+                if _record(L, bv[L, f, p - 1], sw[0, 0], sw[1, 0], True, cost, cost, mono,
+                           flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l,
+                           ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
+                           penalty) \
                         and use_global and L > 0:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                    fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f,
                                    kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
                 continue
             # Deeper: solve the larger child first (its bound may make the other needless),
-            # asking it to beat the incumbent less what the other side must cost at least.
+            # asking it to beat the incumbent less what the other side must cost at least:
+            # for each pair of child budgets (one pair without a node budget), see NEXT_PAIR.
             fr_first_left[L] = p >= fr_n[L] - p
-            keep = 0 if fr_first_left[L] else 1
-            m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
-            work += F * (2 * fr_n[L] + m)  # the split and the child's first sweep
-            fr_phase[L] = WAIT_FIRST
-            fr_lb2[L] = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
-                                          ev_r, pw, sp, unit)
-            fr_lbk[L + 1] = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l,
-                                              ev_r, pw, sp, unit)
+            first = _other_side_bound(L, s, fr_first_left[L], mono, flags, cur, ev_l, ev_r, pw,
+                                      sp, unit)
             # The child's class bound lets it stop at a tree that meets it. (Raising the other
             # side's bound too lowers the first child's target, which then returns a weaker
             # bound for the neighbouring splits: measured slower.)
-            fr_lbk[L + 1] = max(fr_lbk[L + 1], cb_l if fr_first_left[L] else cb_r)
-            _init_frame(L + 1, m, fr_d[L] - 1, fr_ub[L] - fr_lb2[L] - penalty, rows, bv, lab,
-                        weights, unit, min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
-                        fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                        feat_cost, stats, target, fn, fr_rho, penalty,
-                        _sweep_first(L + 1, fr_d[L] - 1, use_hist, bv, m, F, h_off, fr_hist,
-                                     target, fn))
-            L += 1
-            if use_global:
-                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
-                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
-                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            first = max(first, cb_l if fr_first_left[L] else cb_r)
+            second = _other_side_bound(L, s, not fr_first_left[L], mono, flags, cur, ev_l,
+                                       ev_r, pw, sp, unit)
+            fr_pcap[L, 0] = first if fr_first_left[L] else second
+            fr_pcap[L, 1] = second if fr_first_left[L] else first
+            fr_pj[L] = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)  # the left's largest
+            fr_pbest[L] = INF
+            fr_plast[L] = 0.0
+            fr_pmin[L] = INF
+            fr_phase[L] = NEXT_PAIR
             continue
         # The frame is done: hand its result to the parent.
         ex = fr_best[L] < fr_ub_in[L]
@@ -813,11 +868,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         f = fr_f[L]
         p = sp[L, s]
         b = bv[L, f, p - 1]
+        single = fr_bud[L] >= (1 << fr_d[L]) - 1  # one pair of child budgets (no budget)
         if first:
             fr_lb1[L] = val
             fr_ex1[L] = ex
-            ub2 = fr_ub[L] - val - penalty
-            if flags[USE_WIDE_SECOND]:
+            ub2 = min(fr_ub[L], fr_pbest[L]) - val - penalty
+            if single and flags[USE_WIDE_SECOND]:
                 # Wide enough to stay informative for the whole interval around the split: even
                 # when this split cannot win, the second child's cost bounds its neighbours.
                 ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
@@ -831,12 +887,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 work += F * (2 * fr_n[L] + m)
                 fr_phase[L] = WAIT_SECOND
                 fr_lbk[L + 1] = fr_lb2[L]
+                bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
+                sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud2 >= 3 else 0, use_hist, bv, m,
+                                     F, h_off, fr_hist, target, fn)
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fn, fr_rho, penalty,
-                            _sweep_first(L + 1, fr_d[L] - 1, use_hist, bv, m, F, h_off,
-                                         fr_hist, target, fn))
+                            feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2, fr_bud)
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -853,10 +910,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             lb_l = fr_lb1[L] if fr_first_left[L] else val
             lb_r = val if fr_first_left[L] else fr_lb1[L]
             ex = ex and fr_ex1[L]
+        cost = lb_l + lb_r + penalty
+        bound = cost
+        if not single:
+            if _pair_done(L, lb_l, lb_r, ex, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
+                          fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
+                fr_phase[L] = NEXT_PAIR
+                continue
+            lb_l, lb_r, cost, bound = fr_pcap[L, 0], fr_pcap[L, 1], fr_pbest[L], fr_pmin[L]
+            ex = cost < INF
         fr_phase[L] = SELECT
-        if _record(L, b, lb_l, lb_r, ex, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-                   fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
-                   penalty) and use_global and L > 0:
+        if _record(L, b, lb_l, lb_r, ex, cost, bound, mono, flags, fr_ub, fr_best, fr_f, sp, pw,
+                   unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b,
+                   kid_f, kid_b, fr_d, penalty) and use_global and L > 0:
             _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1, fr_tot,
                            fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b, g_cost, g_f,
                            g_b, g_own, g_tot, target, fn)
@@ -864,7 +930,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if outcome == TIMED_OUT:
         lower = max(lower, _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh,
                                         fr_qn, queue, cur, fr_mid, fr_phase, fr_lb1, fr_lb2,
-                                        ev_l, ev_r, pw, sp, unit, root_lo, root_hi))
+                                        ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                                        fr_bud, fr_d, fr_pbest, fr_pcap))
         if g_cost[0] < c:
             c = g_cost[0]
             for t in range(H):
@@ -878,6 +945,44 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_f[t] = best_f[0, t]
         tree_b[t] = best_b[0, t]
     return outcome, c, lower
+
+
+@njit(cache=True)
+def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
+               fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
+    """A pair of child budgets of the split under evaluation is done: its children cost
+    ``lb_l`` and ``lb_r`` (at least; exactly with ``exact``, together ``cost``). Keep the best
+    pair (its trees in ``pk_f``), the bounds on each side at its largest budget (the pair
+    giving that side the most), and move to the next pair: the left's budget one less, the
+    right's one more. Returns whether that pair is worth solving: the left side costs at least
+    what it did with more budget, the right at least its bound at its largest budget; once
+    a pair cannot beat the incumbent and the best pair, no later one can either. ``fr_pmin``
+    gets the least bound over the pairs (those left out: what they could not beat)."""
+    b = fr_bud[L] - 1  # the children's budgets add up to this
+    cap = min(b, (1 << (fr_d[L] - 1)) - 1)
+    j = fr_pj[L]
+    if j == cap:
+        fr_pcap[L, 0] = max(fr_pcap[L, 0], lb_l)
+    if b - j == cap:
+        fr_pcap[L, 1] = max(fr_pcap[L, 1], lb_r)
+    if exact and cost < fr_pbest[L]:
+        fr_pbest[L] = cost
+        pk_f[L, :, :] = kid_f[L, :, :]
+        pk_b[L, :, :] = kid_b[L, :, :]
+    fr_plast[L] = lb_l
+    fr_pmin[L] = min(fr_pmin[L], cost)
+    j -= 1
+    left = j >= b - cap
+    if not left or max(fr_pcap[L, 0], lb_l) + fr_pcap[L, 1] + penalty >= min(fr_ub[L],
+                                                                             fr_pbest[L]):
+        if left:
+            fr_pmin[L] = min(fr_pmin[L], fr_ub[L])
+        if fr_pbest[L] < INF:
+            kid_f[L, :, :] = pk_f[L, :, :]
+            kid_b[L, :, :] = pk_b[L, :, :]
+        return False
+    fr_pj[L] = j
+    return True
 
 
 @njit(cache=True)
@@ -903,7 +1008,8 @@ def _interval_lower(L, lo, hi, le, re, mono, pw, sp, ev_l, ev_r, unit, penalty):
 
 @njit(cache=True)
 def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn, queue, cur,
-                 fr_mid, fr_phase, fr_lb1, fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi):
+                 fr_mid, fr_phase, fr_lb1, fr_lb2, ev_l, ev_r, pw, sp, unit, root_lo, root_hi,
+                 fr_bud, fr_d, fr_pbest, fr_pcap):
     """A lower bound on the root's optimum (or its ``fr_ub`` when no tree below it exists) from
     the frames ``0..L`` of the stack (frame ``L`` selecting, the others waiting on a child).
 
@@ -912,7 +1018,9 @@ def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn,
     intervals (bounded by their evaluated neighbours), the split it waits on (its finished
     child's value and the running child's bound, which is this same bound one level up) with
     the rest of that split's interval, and the features it has not started (any split:
-    ``penalty``). The bound from its parent (``fr_lbk``) holds too."""
+    ``penalty``). The bound from its parent (``fr_lbk``) holds too. Under a node budget the
+    split it waits on is worth its best pair so far or the bounds at each side's largest
+    budget (which bound every pair left)."""
     F = fr_order.shape[1]
     child = INF
     for P in range(L, -1, -1):
@@ -939,7 +1047,9 @@ def _stack_lower(L, mono, penalty, fr_ub, fr_lbk, fr_fi, fr_order, fr_qh, fr_qn,
                 if s + 1 <= hi:
                     lb = min(lb, _interval_lower(P, s + 1, hi, le, re, mono, pw, sp, ev_l, ev_r,
                                                  unit, penalty))
-                if fr_phase[P] == WAIT_FIRST:
+                if fr_bud[P] < (1 << fr_d[P]) - 1:
+                    lb = min(lb, fr_pbest[P], fr_pcap[P, 0] + fr_pcap[P, 1] + penalty)
+                elif fr_phase[P] == WAIT_FIRST:
                     lb = min(lb, child + fr_lb2[P] + penalty)
                 else:
                     lb = min(lb, fr_lb1[P] + max(child, fr_lb2[P]) + penalty)
@@ -1066,17 +1176,20 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
 @njit(cache=True)
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
-                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep):
+                best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep,
+                bud, fr_bud):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
-    which also orders the features by their depth-one cost). Squared error: ``fr_rho[L]`` is
+    which also orders the features by their depth-one cost), which ends the frame with a
+    budget ``bud`` of one split (zero: a leaf). Squared error: ``fr_rho[L]`` is
     the squared range of the node's targets (see the module docstring). A tree the sweep has
     not seen has two splits or more, so it costs ``2 * penalty`` at least. Without ``sweep``
     (a node the histogram solve finds the optimum of, which covers depth one) the incumbent is
     the leaf, and an unseen tree costs ``penalty`` at least."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
-    fr_d[L] = d
+    fr_d[L] = min(d, bud)  # b splits reach b levels at most
     fr_ub_in[L] = ub
+    fr_bud[L] = bud
     fr_tot[L, :, :] = 0.0
     for t in range(n):
         r = rows[L, 0, t]
@@ -1114,7 +1227,11 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     fr_fi[L] = -1
     fr_qn[L] = 0
     fr_phase[L] = SELECT
-    if fr_ub[L] <= (2.0 if sweep else 1.0) * penalty:
+    if bud == 0:
+        fr_best[L] = _leaf(fr_tot[L, 0], target, fn)
+        best_f[L, 0] = -1
+        fr_ub[L] = min(ub, fr_best[L])
+    if fr_ub[L] <= (2.0 if sweep else 1.0) * penalty or bud <= 1:
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
 
 
@@ -1178,7 +1295,7 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
 @njit(cache=True)
 def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
+                ev_c, cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
@@ -1261,11 +1378,11 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         if flags[USE_NEIGHBOURS]:
             # The incumbent may have improved since the interval was queued: shrink it again.
             if le >= 0:
-                gap = ev_r[L, le] + (ev_l[L, le] if mono else 0.0) + penalty - ub
+                gap = (ev_c[L, le] if mono else ev_r[L, le] + penalty) - ub
                 if gap >= 0.0:
                     lo = _first_beyond(pw[L], sp[L], le, lo, hi, gap, unit)
             if re >= 0 and lo <= hi:
-                gap = ev_l[L, re] + (ev_r[L, re] if mono else 0.0) + penalty - ub
+                gap = (ev_c[L, re] if mono else ev_l[L, re] + penalty) - ub
                 if gap >= 0.0:
                     hi = _last_before(pw[L], sp[L], re, lo, hi, gap, unit)
         if lo > hi:
@@ -1294,15 +1411,18 @@ def _push(L, queue, fr_qh, fr_qn, lo, hi, le, re):
 
 
 @njit(cache=True)
-def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue,
-            fr_qh, fr_qn, ev_l, ev_r, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty):
-    """Store the evaluated split's child bounds, adopt it if it improves the incumbent (the
-    split costs its children plus ``penalty``), and queue the rest of its interval minus the
-    splits its bounds rule out. Returns whether the incumbent improved."""
+def _record(L, b, lb_l, lb_r, exact, total, bound, mono, flags, fr_ub, fr_best, fr_f, sp, pw,
+            unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f,
+            kid_b, fr_d, penalty):
+    """Store the evaluated split's child bounds and a bound on its whole cost (``bound``: its
+    children plus ``penalty``, under a node budget at their best pair of budgets, which can
+    exceed ``lb_l + lb_r + penalty``), adopt it if it improves the incumbent (with ``exact``,
+    it costs ``total``), and queue the rest of its interval minus the splits its bounds rule
+    out. Returns whether the incumbent improved."""
     s = fr_mid[L]
     ev_l[L, s] = lb_l
     ev_r[L, s] = lb_r
-    total = lb_l + lb_r + penalty
+    ev_c[L, s] = bound
     improved = exact and total < fr_best[L]
     if improved:
         fr_best[L] = total
@@ -1319,10 +1439,10 @@ def _record(L, b, lb_l, lb_r, exact, mono, flags, fr_ub, fr_best, fr_f, sp, pw, 
     left_hi = s - 1
     if flags[USE_NEIGHBOURS]:
         # Right of s the left subtree only gains rows and the right one loses them.
-        gap = lb_r + (lb_l if mono else 0.0) + penalty - ub
+        gap = (bound if mono else lb_r + penalty) - ub
         if gap >= 0.0:
             right_lo = _first_beyond(pw[L], sp[L], s, s + 1, hi, gap, unit)
-        gap = lb_l + (lb_r if mono else 0.0) + penalty - ub  # and the other way round left of s
+        gap = (bound if mono else lb_l + penalty) - ub  # and the other way round left of s
         if gap >= 0.0:
             left_hi = _last_before(pw[L], sp[L], s, lo, s - 1, gap, unit)
     _push(L, queue, fr_qh, fr_qn, lo, left_hi, le, s)

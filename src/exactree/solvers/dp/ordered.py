@@ -177,7 +177,8 @@ class OrderedSolver:
         their order)."""
         return 1e-9 * self.tol_unit * self.cost_scale
 
-    def plan_parallel(self, n_tasks: int, time_limit: float | None = None
+    def plan_parallel(self, n_tasks: int, time_limit: float | None = None,
+                      max_nodes: int | None = None
                       ) -> tuple[list[tuple[np.ndarray, np.ndarray]], DPSolution]:
         """About ``n_tasks`` disjoint shares of the root's splits, as ``roots`` for
         :meth:`solve`, and the optimal tree of depth <= 2 (a first incumbent; within
@@ -185,7 +186,8 @@ class OrderedSolver:
         runs of neighbouring buckets (a run keeps the interval bounds between its thresholds);
         the features go in the order the root tries them."""
         deadline = INF if time_limit is None else time.perf_counter() + float(time_limit)
-        _, _, _, tree = self._search(min(2, self.max_depth), INF, deadline, None)
+        _, _, _, tree = self._search(min(2, self.max_depth), INF, deadline, None,
+                                     budget=max_nodes)
         splits = [len(s) for s in self.features.split_feature]
         F = len(splits)
         per = max(1, -(-n_tasks // max(F, 1)))
@@ -209,12 +211,19 @@ class OrderedSolver:
         on the bounds met on the way (see :mod:`.parallel`)."""
         return roots
 
+    @property
+    def max_budget(self) -> int:
+        """The most splits a tree of ``max_depth`` can have (a node budget of no limit)."""
+        return (1 << self.max_depth) - 1
+
     def solve(self, *, upper_bound: float = INF, time_limit: float | None = None,
               progress: Progress | None = None,
               roots: tuple[np.ndarray, np.ndarray] | None = None,
-              board: np.ndarray | None = None) -> DPSolution | None:
-        """The optimal tree (None if none is strictly below ``upper_bound``), with the fewest
-        splits among the optimal ones (technique ``minimal_size``).
+              board: np.ndarray | None = None, max_nodes: int | None = None
+              ) -> DPSolution | None:
+        """The optimal tree (None if none is strictly below ``upper_bound``) with at most
+        ``max_nodes`` splits (None: any number within ``max_depth``), with the fewest splits
+        among the optimal ones (technique ``minimal_size``).
 
         With ``time_limit`` (seconds), or once ``progress`` is interrupted, the best tree found
         so far is returned with ``optimal=False``, ``limit="time_limit"`` and a proven lower
@@ -235,8 +244,9 @@ class OrderedSolver:
         """
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
+        budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
         if self.memory_limit is not None and self.memory_need(self.max_depth) > self.memory_limit:
-            return self._solve_shallow(deadline, progress)
+            return self._solve_shallow(deadline, progress, budget)
         ub = self._kernel_ub(upper_bound)
         fallback = self.max_depth > 2 and roots is None
         deep_deadline = deadline
@@ -250,19 +260,20 @@ class OrderedSolver:
             # of it by a rounding error.)
             outcome, cost, lb, root = self._search(self.max_depth, min(ub, self._error_cost() / 2),
                                                    deep_deadline, progress, roots, board,
-                                                   penalty=0.0, work=self.perfect_work)
+                                                   penalty=0.0, work=self.perfect_work,
+                                                   budget=budget)
             if cost < INF and self._rank(root) / self.cost_scale < ub:
                 stats = dict(zip(STAT_NAMES, self.stats.tolist()))
                 return DPSolution(root, self._cost(root), 0.0, True, stats)
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
-                                               roots, board)
+                                               roots, board, budget=budget)
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
         if not optimal and fallback:
             # Anytime: the optimal depth-2 tree (usually found in milliseconds) may beat a
             # half-explored root; it gets the time left.
-            _, cost2, _, root2 = self._search(2, ub, deadline, progress)
+            _, cost2, _, root2 = self._search(2, ub, deadline, progress, budget=budget)
             if cost2 < INF and (cost == INF or self._rank(root2) < self._rank(root)):
                 root = root2
         cost = self._cost(root)
@@ -305,7 +316,8 @@ class OrderedSolver:
         histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
         return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K), after))
 
-    def _solve_shallow(self, deadline: float, progress: Progress | None) -> DPSolution:
+    def _solve_shallow(self, deadline: float, progress: Progress | None,
+                       budget: int) -> DPSolution:
         """``memory_limit`` rules out ``max_depth``: the optimal tree of the largest depth that
         fits (searched on the whole root, within the deadline, whatever bound ``board`` holds:
         that one bounds deeper trees), and the equivalent-points bound."""
@@ -313,7 +325,7 @@ class OrderedSolver:
         while depth > 0 and self.memory_need(depth) > self.memory_limit:
             depth -= 1
         if depth > 0:
-            _, _, _, root = self._search(depth, INF, deadline, progress)
+            _, _, _, root = self._search(depth, INF, deadline, progress, budget=budget)
         else:
             root = self._tree(np.full(1, -1, np.int64), np.zeros(1, np.int64), 0)
         cost = self._cost(root)
@@ -345,12 +357,13 @@ class OrderedSolver:
     def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None,
                 roots: tuple[np.ndarray, np.ndarray] | None = None,
                 board: np.ndarray | None = None, penalty: float | None = None,
-                work: int | None = None):
+                work: int | None = None, budget: int | None = None):
         """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound (on
         the penalised objective, kernel units) and the tree (a leaf when cut short before any
         tree below ``ub``). ``penalty``: the kernel's split penalty instead of
         ``kernel_penalty``; ``work``: stop after about that many rows x features swept (at the
-        first look at the clock), whatever the deadline."""
+        first look at the clock), whatever the deadline; ``budget``: at most that many splits
+        (None: no limit)."""
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
@@ -367,7 +380,8 @@ class OrderedSolver:
                 self.min_leaf, depth, ub, board, self.flags, self.stats, tree_f, tree_b,
                 self.target, self._kernel_cost(), *roots,
                 self.kernel_penalty if penalty is None else penalty,
-                int(self.clock_work if work is None else work))
+                int(self.clock_work if work is None else work),
+                int((1 << depth) - 1 if budget is None else budget))
         with _quiet_numba(self.leaf_cost is not None):
             if progress is None:
                 outcome, cost, lb = search(*args)
