@@ -489,7 +489,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
                            stats=dict(best.stats, cache_entries=solver.cache.n_entries))
 
     def fit_path(self, X: Any, y: Any, sample_weight: Any = None) -> list[PathPoint]:
-        """Fit the optimal tree of every node budget ``0..max_nodes`` from one shared cache.
+        """Fit the optimal tree of every node budget ``0..max_nodes``, one search each (the
+        binary search shares one cache across them).
 
         The estimator ends fitted with the largest budget's tree; the path is returned and kept
         in ``path_``. ``cost_complexity`` does not apply here. ``time_limit`` covers the whole
