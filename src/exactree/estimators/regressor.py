@@ -67,7 +67,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
         before the search could start, the tree is a single leaf predicting the weighted mean,
         with ``lower_bound_ == 0``.
     memory_limit : float or None, default=None
-        MiB the fit may hold (the encoded data, ordered features and the search's arrays);
+        MiB the fit may hold (the encoded data, ordered features and the search's arrays; the
+        search keeps no branch cache, so there is no ``cache_limit`` to set);
         when the search's arrays would not fit it returns a shallower tree
         with ``status_ == "memory_limit"`` and a proven ``lower_bound_``. None: half of the
         memory available when ``fit`` starts, as for :class:`OptimalTreeClassifier` (each
