@@ -255,6 +255,15 @@ class TreeEstimatorBase(BaseEstimator):
         self._store(result)
         return self
 
+    def _share(self, budgets_left: int) -> float | None:
+        """Seconds for the next of ``budgets_left`` searches: an equal share of the time left
+        (what a quick one does not use goes to the ones after it); None without a
+        ``time_limit``. Raises TimeLimitReached when no time is left."""
+        left = self._time_left()
+        if left is not None and left <= 0:
+            raise TimeLimitReached
+        return None if left is None else left / max(budgets_left, 1)
+
     def _time_left(self) -> float | None:
         """Seconds left of this fit's ``time_limit`` (at most 0 once it ran out), or None
         without one (see ``_whole_fit_time_limit``)."""

@@ -360,13 +360,6 @@ class OptimalTreeClassifier(TreeClassifierBase):
         return solver.max_budget if self.max_nodes is None else min(self.max_nodes,
                                                                     solver.max_budget)
 
-    def _share(self, budgets_left: int) -> float | None:
-        """Seconds for the next of ``budgets_left`` budgets: an equal share of the time left
-        (what a quick budget does not use goes to the ones after it); None without a
-        ``time_limit``. Raises TimeLimitReached when no time is left."""
-        left = search_time(self._time_left())
-        return None if left is None else left / max(budgets_left, 1)
-
     def _solve_penalised(self, solver: DPSolver, total: float) -> SolveResult:
         """Min ``cost / total + alpha * splits`` over trees of every node budget from one shared
         cache (section 4.9.3): growing budgets ``b``, each searched only for trees that would

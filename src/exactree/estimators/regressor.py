@@ -224,21 +224,16 @@ class OptimalTreeRegressor(TreeRegressorBase):
         try:
             solver = self._prepare(X, y, sample_weight, columns)
         except TimeLimitReached:  # the mean leaf: optimal for budget 0, the only one
-            result = self._leaf_result(y, sample_weight, columns)
+            result = self._objective_leaf(y, sample_weight, columns)
             self.path_ = [PathPoint(0, 0, result.objective, result.tree, True,
                                     result.objective)]
             return result
         budgets = solver.max_budget if self.max_nodes is None else min(self.max_nodes,
                                                                       solver.max_budget)
-
-        def share(left: int) -> float | None:
-            seconds = search_time(self._time_left())
-            return None if seconds is None else seconds / max(left, 1)
-
         self.path_, result = solve_path(
             lambda b, ub, seconds: self._run(solver, max_nodes=b, upper_bound=ub,
                                              time_limit=seconds),
-            budgets, share, lambda: self._progress.interrupted, self._tree, solver.tolerance,
+            budgets, self._share, lambda: self._progress.interrupted, self._tree, solver.tolerance,
             solver.equivalent_points_bound,
             solution_status(True, None, self.binarizer_.exact_))
         return result
@@ -251,9 +246,17 @@ class OptimalTreeRegressor(TreeRegressorBase):
         return float(self.objective.leaf_costs(stats)[0][0])
 
     def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """:meth:`_objective_leaf`; with ``cost_complexity`` its objective is normalised: 1
+        (0 for a leaf that costs nothing)."""
+        result = self._objective_leaf(y, w, columns)
+        if self.cost_complexity > 0:
+            result.objective = result.upper_bound = float(result.objective > 0)
+        return result
+
+    def _objective_leaf(self, y: np.ndarray, w: np.ndarray, columns: list[Column]
+                        ) -> SolveResult:
         """The mean leaf (``time_limit`` ran out before any search; with ``objective`` its
-        value and cost); with ``cost_complexity`` its objective is normalised: 1 (0 for a
-        leaf that costs nothing)."""
+        value and cost)."""
         result = super()._leaf_result(y, w, columns)
         if self.objective is not None:
             stats = np.array([[w.sum(), w @ y, w @ (y * y)]])
@@ -261,8 +264,6 @@ class OptimalTreeRegressor(TreeRegressorBase):
             result.tree.value[0, 0] = value[0]
             result.tree.impurity[0] = cost[0]
             result.objective = result.upper_bound = float(cost[0])
-        if self.cost_complexity > 0:
-            result.objective = result.upper_bound = float(result.objective > 0)
         return result
 
     @property
