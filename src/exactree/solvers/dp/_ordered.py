@@ -60,6 +60,7 @@ from numba import njit
 from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
 from .._clock import now as _now
 from ._depth2 import leaf_cost
+from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
@@ -70,15 +71,17 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
- USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS) = range(9)
+ USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_KMEANS) = range(10)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
 # best complete tree assembled along the stack (an anytime answer; pruning never uses it);
 # class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
 # at least (see _class_bound); bucket_histograms: depth-two nodes with few buckets solved at
-# once from per-bucket statistics (see _histogram).
+# once from per-bucket statistics (see _histogram); kmeans_bound: squared error, a frame starts
+# from the k-means bound of its targets (see _kmeans) and ends at once when that reaches its
+# upper bound.
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
-              "bucket_histograms")
+              "bucket_histograms", "kmeans_bound")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -467,6 +470,27 @@ def _split_rows(rows, bv, lab, L, n, keep, side):
 
 
 @njit(cache=True)
+def _target_order(target, out):
+    """All rows by target, ties by row."""
+    if target is not None:
+        out[:] = np.argsort(target, kind="mergesort")
+
+
+@njit(cache=True)
+def _split_order(order, L, n, keep, side):
+    """The rows of level ``L``'s order with ``side[row] == keep``, in order, into level
+    ``L + 1`` (nothing when ``order`` is empty: the k-means bound is off)."""
+    if order.shape[0] == 0:
+        return
+    m = 0
+    for t in range(n):
+        r = order[L, t]
+        if side[np.uint32(r)] == keep:
+            order[L + 1, m] = r
+            m += 1
+
+
+@njit(cache=True)
 def _copy_subtree(src_f, src_b, dst_f, dst_b, root, depth):
     """Copy a heap-layout tree of ``depth`` levels below its root to the subtree at ``root``."""
     width = 1
@@ -663,7 +687,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     h_allc = np.zeros(cap, np.int64)
     h_f = np.full(7, -1, np.int64)
     h_b = np.zeros(7, np.int64)
-    fr_low = np.zeros(Lmax)  # a frame's optimum when a histogram solve found it
+    fr_low = np.zeros(Lmax)  # a lower bound on a frame's optimum (its optimum once solved)
+    # The k-means bound: each level's rows also in target order, and scratch.
+    use_km = flags[USE_KMEANS] and target is not None and fn is None
+    korder = np.empty((Lmax if use_km else 0, n), np.int32)
+    kbuf = np.zeros((7, n + 1 if use_km else 1))
+    kstack = np.zeros((64, 4), np.int64)
+    if use_km:
+        _target_order(target, korder[0])
     fr_hist = np.zeros(Lmax, np.bool_)  # whether a frame is solved by solve_depth2
     for t in range(H):
         tree_f[t] = -1
@@ -685,7 +716,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
                 fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
                 fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty,
-                sweep, budget, fr_bud)
+                sweep, budget, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk)
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
@@ -706,6 +737,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             fr_lbk[L + 1] = lb_left if first_left else fr_pcap[L, 1]
             _mark_sides(rows, L, fr_n[L], fr_f[L], sp[L, s], side)
             m = _split_rows(rows, bv, lab, L, fr_n[L], 0 if first_left else 1, side)
+            _split_order(korder, L, fr_n[L], 0 if first_left else 1, side)
             work += F * (2 * fr_n[L] + m)
             fr_phase[L] = WAIT_FIRST
             ub1 = min(fr_ub[L], fr_pbest[L]) - fr_lb2[L] - penalty
@@ -715,7 +747,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
                         fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi,
                         fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn,
-                        fr_rho, penalty, sweep, bud1, fr_bud)
+                        fr_rho, penalty, sweep, bud1, fr_bud, korder, kbuf, kstack, fr_low,
+                        fr_lbk)
             L += 1
             if use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -884,6 +917,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _mark_sides(rows, L, fr_n[L], f, p, side)
                 keep = 1 if fr_first_left[L] else 0
                 m = _split_rows(rows, bv, lab, L, fr_n[L], keep, side)
+                _split_order(korder, L, fr_n[L], keep, side)
                 work += F * (2 * fr_n[L] + m)
                 fr_phase[L] = WAIT_SECOND
                 fr_lbk[L + 1] = fr_lb2[L]
@@ -893,7 +927,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                             min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                             fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2, fr_bud)
+                            feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2, fr_bud,
+                            korder, kbuf, kstack, fr_low, fr_lbk)
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -1177,14 +1212,16 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
                 best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep,
-                bud, fr_bud):
+                bud, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost), which ends the frame with a
     budget ``bud`` of one split (zero: a leaf). Squared error: ``fr_rho[L]`` is
     the squared range of the node's targets (see the module docstring). A tree the sweep has
     not seen has two splits or more, so it costs ``2 * penalty`` at least. Without ``sweep``
     (a node the histogram solve finds the optimum of, which covers depth one) the incumbent is
-    the leaf, and an unseen tree costs ``penalty`` at least."""
+    the leaf, and an unseen tree costs ``penalty`` at least. With ``korder`` (squared error,
+    ``kmeans_bound`` on) the frame first takes the k-means bound of its targets as a lower bound
+    (``fr_low``, ``fr_lbk``), and ends at once, with the leaf, when that reaches ``ub``."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = min(d, bud)  # b splits reach b levels at most
@@ -1209,6 +1246,21 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             fr_rho[L] = fn[0](span.ctypes, span.ctypes, 2, 2)
     elif fn is not None:
         fr_rho[L] = fn[1]
+    if target is not None and korder.shape[0] and n > 1:
+        leaves = min(1 << fr_d[L], bud + 1)
+        # (At the root: always, a lower bound when the search is cut short.)
+        km = kmeans_bound(korder[L], n, target, weights, leaves, penalty, INF if L == 0 else ub,
+                          kbuf, kstack)
+        fr_low[L] = km
+        fr_lbk[L] = max(fr_lbk[L], km)
+        if km >= ub:  # no tree of this node beats ub
+            fr_best[L] = _leaf(fr_tot[L, 0], target, fn)
+            best_f[L, 0] = best_f[L, 1] = best_f[L, 2] = -1
+            fr_ub[L] = min(ub, fr_best[L])
+            fr_fi[L] = rows.shape[1]
+            fr_qn[L] = 0
+            fr_phase[L] = SELECT
+            return
     if sweep:
         _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
                     feat_cost, fr_d1pos[L], target, fn, penalty)

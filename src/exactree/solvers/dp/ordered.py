@@ -296,6 +296,7 @@ class OrderedSolver:
         per level below the root's first two (``max(depth - 1, 1)`` levels) the node's rows
         sorted once per feature with their buckets and labels (12 bytes a row and feature),
         two classes: each evaluated split's per-feature bounds (16 bytes a row and feature),
+        squared error: the rows by target (4 bytes a row),
         and the interval bookkeeping (about 64 bytes a row); once, the depth-two histograms'
         scratch (4 bytes a row and feature, 16 bytes per statistic and bucket for at most
         4096 buckets, see :mod:`._histogram`); then the tree building after it (about 48 bytes
@@ -310,11 +311,14 @@ class OrderedSolver:
         levels = max(depth - 1, 1)
         H = (1 << (depth + 1)) - 1
         two_class = K == 2 and not self.regression and self.leaf_cost is None
+        kmeans = self.regression and self.leaf_cost is None  # rows by target (see _kmeans)
         level = (12 * F * n + 8 * 2 * (n + 1) + 32 * (n + 2) + 16 * (n + 1)
-                 + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24))
+                 + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24)
+                 + (4 * n if kmeans else 0))
         stats = 3 if self.regression else K
         histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
-        return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K), after))
+        return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K)
+                       + (56 * n if kmeans else 0), after))
 
     def _solve_shallow(self, deadline: float, progress: Progress | None,
                        budget: int) -> DPSolution:
