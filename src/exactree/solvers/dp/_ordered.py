@@ -629,6 +629,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_pmin = np.zeros(Lmax)  # a bound on every pair of the split (the least pair bound)
     pk_f = np.full((Lmax if budget < full else 0, 2, H), -1, np.int64)
     pk_b = np.zeros((Lmax if budget < full else 0, 2, H), np.int64)
+    # Per child budget: the bounds of each evaluated split's sides (ev_b[L, s, side, j]) and
+    # of the split under evaluation (pb), which bound its neighbours' pairs (_pair_bound).
+    C = min(budget - 1, (1 << (D - 1)) - 1) if budget < full else 0
+    ev_b = np.zeros((Lmax, n + 1 if budget < full else 0, 2, C + 1))
+    pb = np.zeros((Lmax, 2, C + 1))
     # Incumbent trees and the current split's child trees.
     best_f = np.full((Lmax, H), -1, np.int64)
     best_b = np.zeros((Lmax, H), np.int64)
@@ -728,13 +733,37 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             # The split under evaluation, at its next pair of child budgets: the larger child
             # first, asked to beat the incumbent (and the best pair) less what the other side
             # costs at least. A side's bound at its largest budget holds for every budget, and
-            # the left side's value at the last pair's (larger) budget for this one.
+            # the left side's value at the last pair's (larger) budget for this one; pairs
+            # that cannot win are passed over (_next_pair).
             s = fr_mid[L]
             first_left = fr_first_left[L]
-            j = fr_pj[L]
+            single = fr_bud[L] >= (1 << fr_d[L]) - 1  # one pair of child budgets (no budget)
+            j = fr_pj[L] if single else _next_pair(L, fr_pj[L], fr_ub, fr_bud, fr_d, fr_pbest,
+                                                   fr_pcap, fr_plast, fr_pmin, pb, penalty)
+            if j < 0:  # every pair is done: the split's best pair, bounds on the others
+                f = fr_f[L]
+                if fr_pbest[L] < INF:
+                    kid_f[L, :, :] = pk_f[L, :, :]
+                    kid_b[L, :, :] = pk_b[L, :, :]
+                _keep_budgets(L, s, pb, ev_b, fr_bud, fr_d)
+                fr_phase[L] = SELECT
+                if _record(L, bv[L, f, sp[L, s] - 1], fr_pcap[L, 0], fr_pcap[L, 1],
+                           fr_pbest[L] < INF, fr_pbest[L], fr_pmin[L], mono, flags, fr_ub,
+                           fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c,
+                           cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d, penalty) \
+                        and use_global and L > 0:
+                    _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
+                                   fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
+                                   kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
+                continue
+            fr_pj[L] = j
             lb_left = max(fr_pcap[L, 0], fr_plast[L])
-            fr_lb2[L] = fr_pcap[L, 1] if first_left else lb_left
-            fr_lbk[L + 1] = lb_left if first_left else fr_pcap[L, 1]
+            lb_right = fr_pcap[L, 1]
+            if not single:
+                lb_left = max(lb_left, pb[L, 0, j])
+                lb_right = max(lb_right, pb[L, 1, fr_bud[L] - 1 - j])
+            fr_lb2[L] = lb_right if first_left else lb_left
+            fr_lbk[L + 1] = lb_left if first_left else lb_right
             _mark_sides(rows, L, fr_n[L], fr_f[L], sp[L, s], side)
             m = _split_rows(rows, bv, lab, L, fr_n[L], 0 if first_left else 1, side)
             _split_order(korder, L, fr_n[L], 0 if first_left else 1, side)
@@ -808,7 +837,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,
                             queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, root_lo, root_hi,
-                            penalty, sides_k, class_rows, fr_sides)
+                            penalty, sides_k, class_rows, fr_sides, ev_b, fr_bud, fr_d)
         if s >= 0:
             f = fr_f[L]
             p = sp[L, s]
@@ -823,6 +852,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                         # neighbours' feature bounds read them).
                         ev_g[L, s, :, 0] = cb_l
                         ev_g[L, s, :, 1] = cb_r
+                    pb[L, 0, :] = cb_l
+                    pb[L, 1, :] = cb_r
+                    _keep_budgets(L, s, pb, ev_b, fr_bud, fr_d)
                     _record(L, bv[L, f, p - 1], cb_l, cb_r, False, INF, cb_l + cb_r + penalty,
                             mono, flags, fr_ub, fr_best, fr_f, sp, pw, unit, queue, fr_qh, fr_qn,
                             ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b, kid_f, kid_b, fr_d,
@@ -847,8 +879,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 cost = sw[0, 0] + sw[1, 0] + penalty
                 leafy = -1  # a budget of two splits: the side left a leaf, if any
                 if fr_bud[L] < 3:
-                    c0 = _leaf(tot2[0], target, fn) + sw[1, 0]
-                    c1 = sw[0, 0] + _leaf(tot2[1], target, fn)
+                    for sd in range(2):  # each side's cost with one split (or none)
+                        pb[L, sd, 0] = _leaf(tot2[sd], target, fn)
+                        pb[L, sd, 1] = sw[sd, 0]
+                    _keep_budgets(L, s, pb, ev_b, fr_bud, fr_d)
+                    c0 = pb[L, 0, 0] + sw[1, 0]
+                    c1 = sw[0, 0] + pb[L, 1, 0]
                     leafy = 0 if c0 < c1 else 1
                     cost = min(c0, c1) + penalty
                 for sd in range(2):
@@ -880,6 +916,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             fr_pcap[L, 0] = first if fr_first_left[L] else second
             fr_pcap[L, 1] = second if fr_first_left[L] else first
             fr_pj[L] = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)  # the left's largest
+            if fr_bud[L] < (1 << fr_d[L]) - 1:
+                _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, sp,
+                               unit)
+                # A side without a split is a leaf: its cost is known.
+                _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
+                             cnt2, target)
+                for sd in range(2):
+                    pb[L, sd, 0] = max(pb[L, sd, 0], _leaf(tot2[sd], target, fn))
             fr_pbest[L] = INF
             fr_plast[L] = 0.0
             fr_pmin[L] = INF
@@ -948,12 +992,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         cost = lb_l + lb_r + penalty
         bound = cost
         if not single:
-            if _pair_done(L, lb_l, lb_r, ex, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
-                          fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
-                fr_phase[L] = NEXT_PAIR
-                continue
-            lb_l, lb_r, cost, bound = fr_pcap[L, 0], fr_pcap[L, 1], fr_pbest[L], fr_pmin[L]
-            ex = cost < INF
+            _pair_done(L, lb_l, lb_r, ex, cost, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
+                       fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, pb)
+            fr_phase[L] = NEXT_PAIR
+            continue
         fr_phase[L] = SELECT
         if _record(L, b, lb_l, lb_r, ex, cost, bound, mono, flags, fr_ub, fr_best, fr_f, sp, pw,
                    unit, queue, fr_qh, fr_qn, ev_l, ev_r, ev_c, cur, fr_mid, best_f, best_b,
@@ -983,16 +1025,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
 
 
 @njit(cache=True)
-def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap,
-               fr_plast, fr_pmin, kid_f, kid_b, pk_f, pk_b, penalty):
+def _pair_done(L, lb_l, lb_r, exact, cost, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap, fr_plast,
+               fr_pmin, kid_f, kid_b, pk_f, pk_b, pb):
     """A pair of child budgets of the split under evaluation is done: its children cost
     ``lb_l`` and ``lb_r`` (at least; exactly with ``exact``, together ``cost``). Keep the best
-    pair (its trees in ``pk_f``), the bounds on each side at its largest budget (the pair
-    giving that side the most), and move to the next pair: the left's budget one less, the
-    right's one more. Returns whether that pair is worth solving: the left side costs at least
-    what it did with more budget, the right at least its bound at its largest budget; once
-    a pair cannot beat the incumbent and the best pair, no later one can either. ``fr_pmin``
-    gets the least bound over the pairs (those left out: what they could not beat)."""
+    pair (its trees in ``pk_f``), each side's bound at this budget (``pb``) and at its largest
+    (the pair giving that side the most), and the least bound over the pairs (``fr_pmin``),
+    and move to the next pair: the left's budget one less, the right's one more."""
     b = fr_bud[L] - 1  # the children's budgets add up to this
     cap = min(b, (1 << (fr_d[L] - 1)) - 1)
     j = fr_pj[L]
@@ -1000,24 +1039,96 @@ def _pair_done(L, lb_l, lb_r, exact, cost, fr_ub, fr_bud, fr_d, fr_pj, fr_pbest,
         fr_pcap[L, 0] = max(fr_pcap[L, 0], lb_l)
     if b - j == cap:
         fr_pcap[L, 1] = max(fr_pcap[L, 1], lb_r)
+    pb[L, 0, j] = max(pb[L, 0, j], lb_l)
+    pb[L, 1, b - j] = max(pb[L, 1, b - j], lb_r)
     if exact and cost < fr_pbest[L]:
         fr_pbest[L] = cost
         pk_f[L, :, :] = kid_f[L, :, :]
         pk_b[L, :, :] = kid_b[L, :, :]
     fr_plast[L] = lb_l
     fr_pmin[L] = min(fr_pmin[L], cost)
-    j -= 1
-    left = j >= b - cap
-    if not left or max(fr_pcap[L, 0], lb_l) + fr_pcap[L, 1] + penalty >= min(fr_ub[L],
-                                                                             fr_pbest[L]):
-        if left:
-            fr_pmin[L] = min(fr_pmin[L], fr_ub[L])
-        if fr_pbest[L] < INF:
-            kid_f[L, :, :] = pk_f[L, :, :]
-            kid_b[L, :, :] = pk_b[L, :, :]
-        return False
-    fr_pj[L] = j
-    return True
+    fr_pj[L] = j - 1
+
+
+@njit(cache=True)
+def _next_pair(L, j, fr_ub, fr_bud, fr_d, fr_pbest, fr_pcap, fr_plast, fr_pmin, pb, penalty):
+    """The left budget of the next pair worth solving, from ``j`` down, or -1 when none is: a
+    pair whose sides' bounds reach the incumbent and the best pair is passed over (its bound
+    kept in ``fr_pmin``), and once the left side's bound at the last pair's budget (which
+    holds for every smaller one) and the right side's at its largest reach them, so do all the
+    pairs left."""
+    b = fr_bud[L] - 1
+    cap = min(b, (1 << (fr_d[L] - 1)) - 1)
+    target = min(fr_ub[L], fr_pbest[L])
+    while j >= b - cap:
+        rest = max(fr_pcap[L, 0], fr_plast[L]) + fr_pcap[L, 1] + penalty
+        if rest >= target:
+            fr_pmin[L] = min(fr_pmin[L], rest)
+            return -1
+        lo_l = max(fr_pcap[L, 0], fr_plast[L], pb[L, 0, j])
+        c = lo_l + max(fr_pcap[L, 1], pb[L, 1, b - j]) + penalty
+        if c < target:
+            return j
+        fr_pmin[L] = min(fr_pmin[L], c)
+        fr_plast[L] = lo_l  # (a smaller budget costs no less)
+        j -= 1
+    return -1
+
+
+@njit(cache=True)
+def _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, sp, unit):
+    """``pb[L]``: bounds on split ``s``'s sides at each child budget, from those of the
+    evaluated splits around it at the same budget (as :func:`_other_side_bound` at the
+    largest), and at least each side's bound at its largest budget."""
+    le, re = cur[L, 2], cur[L, 3]
+    C = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)
+    mv_l = _moved(pw[L], sp[L], s, re, unit) if re >= 0 else 0.0
+    mv_r = _moved(pw[L], sp[L], le, s, unit) if le >= 0 else 0.0
+    for j in range(C + 1):
+        a = fr_pcap[L, 0]
+        c = fr_pcap[L, 1]
+        if mono and le >= 0:
+            a = max(a, ev_b[L, le, 0, j])
+        if mono and re >= 0:
+            c = max(c, ev_b[L, re, 1, j])
+        if flags[USE_NEIGHBOURS] and re >= 0:
+            a = max(a, ev_b[L, re, 0, j] - mv_l)
+        if flags[USE_NEIGHBOURS] and le >= 0:
+            c = max(c, ev_b[L, le, 1, j] - mv_r)
+        pb[L, 0, j] = a
+        pb[L, 1, j] = c
+
+
+@njit(cache=True)
+def _keep_budgets(L, s, pb, ev_b, fr_bud, fr_d):
+    """Store the evaluated split ``s``'s per-budget side bounds (a side with fewer splits
+    costs no less than with more); nothing without a node budget."""
+    if ev_b.shape[1] == 0 or fr_bud[L] >= (1 << fr_d[L]) - 1:
+        return
+    C = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)
+    for sd in range(2):
+        for j in range(C - 1, -1, -1):
+            pb[L, sd, j] = max(pb[L, sd, j], pb[L, sd, j + 1])
+        for j in range(C + 1):
+            ev_b[L, s, sd, j] = pb[L, sd, j]
+
+
+@njit(cache=True)
+def _pair_bound(L, a, c, ev_b, fr_bud, fr_d):
+    """A bound on every split whose left side holds split ``a``'s left rows (or more: the
+    bounds of ``a``'s left side at each budget hold; -1: no such split) and whose right side
+    holds split ``c``'s right rows, with the node's budget shared between the two."""
+    b = fr_bud[L] - 1
+    C = min(b, (1 << (fr_d[L] - 1)) - 1)
+    best = INF
+    for j in range(b - C, C + 1):
+        v = 0.0
+        if a >= 0:
+            v += ev_b[L, a, 0, j]
+        if c >= 0:
+            v += ev_b[L, c, 1, b - j]
+        best = min(best, v)
+    return best
 
 
 @njit(cache=True)
@@ -1347,16 +1458,20 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
 @njit(cache=True)
 def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, stats, fr_n, fr_ub,
                 fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw, queue, fr_qh, fr_qn, ev_l, ev_r,
-                ev_c, cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides):
+                ev_c, cur, fr_mid, root_lo, root_hi, penalty, sides_k, class_rows, fr_sides,
+                ev_b, fr_bud, fr_d):
     """The next split index of the frame at level ``L`` worth evaluating (moving on to the next
     feature when the current one's intervals are exhausted), or -1 when the frame is done.
     ``pw`` gets the prefix weights times ``rho`` (1 for misclassification; see the module
     docstring). The root (``L == 0``) splits only within ``root_lo``/``root_hi``. With
     ``sides_k`` sized for it, its row ``L`` gets the classes on each side of every split
     (``fr_sides[L]``), unless two classes and the incumbent make :func:`_class_bound` useless:
-    then both sides' bounds are ``penalty`` at most and prune only below ``3 * penalty``."""
+    then both sides' bounds are ``penalty`` at most and prune only below ``3 * penalty``.
+    Under a node budget the interval bounds combine the sides' bounds budget by budget
+    (:func:`_pair_bound`)."""
     F = rows.shape[1]
     n = fr_n[L]
+    budgeted = ev_b.shape[1] > 0 and fr_bud[L] < (1 << fr_d[L]) - 1
     while True:
         if fr_qn[L] == 0:
             fr_fi[L] += 1
@@ -1415,15 +1530,20 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         if flags[USE_INTERVALS] and mono:
             # Every split between le and re keeps le's left rows and re's right rows.
             bound = penalty
-            if le >= 0:
-                bound += ev_l[L, le]
-            if re >= 0:
-                bound += ev_r[L, re]
+            if budgeted:
+                bound += _pair_bound(L, le, re, ev_b, fr_bud, fr_d)
+            else:
+                if le >= 0:
+                    bound += ev_l[L, le]
+                if re >= 0:
+                    bound += ev_r[L, re]
             if bound >= ub:
                 stats[ST_PRUNED] += 1
                 continue
         if flags[USE_NEIGHBOURS] and le >= 0 and re >= 0 and (
-                ev_l[L, re] + ev_r[L, le] + penalty - _moved(pw[L], sp[L], le, re, unit) >= ub):
+                (_pair_bound(L, re, le, ev_b, fr_bud, fr_d) if budgeted
+                 else ev_l[L, re] + ev_r[L, le])
+                + penalty - _moved(pw[L], sp[L], le, re, unit) >= ub):
             # re's left subtree and le's right one lose at most the rows between them.
             stats[ST_PRUNED] += 1
             continue

@@ -245,7 +245,7 @@ class OrderedSolver:
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
-        if self.memory_limit is not None and self.memory_need(self.max_depth) > self.memory_limit:
+        if self.memory_limit is not None and self.memory_need(self.max_depth, budget) > self.memory_limit:
             return self._solve_shallow(deadline, progress, budget)
         ub = self._kernel_ub(upper_bound)
         fallback = self.max_depth > 2 and roots is None
@@ -291,13 +291,15 @@ class OrderedSolver:
         of splits) does."""
         return solution.cost + self.penalty * self.cost_scale * solution.tree.n_splits
 
-    def memory_need(self, depth: int) -> int:
+    def memory_need(self, depth: int, budget: int | None = None) -> int:
         """Bytes the search to ``depth`` allocates (its largest arrays, within a few percent):
         per level below the root's first two (``max(depth - 1, 1)`` levels) the node's rows
         sorted once per feature with their buckets and labels (12 bytes a row and feature),
-        two classes: each evaluated split's per-feature bounds (16 bytes a row and feature),
-        squared error: the rows by target (4 bytes a row),
-        and the interval bookkeeping (about 64 bytes a row); once, the depth-two histograms'
+        the interval bookkeeping (about 64 bytes a row), with two classes each evaluated
+        split's per-feature bounds (16 bytes a row and feature), with squared error the rows
+        by target (4 bytes a row), and under a node budget ``budget`` below the full tree each
+        evaluated split's bounds per child budget (16 bytes a row and budget); once, the
+        depth-two histograms'
         scratch (4 bytes a row and feature, 16 bytes per statistic and bucket for at most
         4096 buckets, see :mod:`._histogram`); then the tree building after it (about 48 bytes
         a row). Depth 0 (a single leaf) needs only the latter. An upper bound:
@@ -315,6 +317,9 @@ class OrderedSolver:
         level = (12 * F * n + 8 * 2 * (n + 1) + 32 * (n + 2) + 16 * (n + 1)
                  + 16 * F * ((n + 1) if two_class else 1) + 48 * H + 8 * (2 * F + 2 * K + 24)
                  + (4 * n if kmeans else 0))
+        full = (1 << depth) - 1
+        if budget is not None and budget < full:
+            level += 16 * (n + 1) * min(budget, (full + 1) // 2)
         stats = 3 if self.regression else K
         histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
         return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K)
@@ -326,7 +331,7 @@ class OrderedSolver:
         fits (searched on the whole root, within the deadline, whatever bound ``board`` holds:
         that one bounds deeper trees), and the equivalent-points bound."""
         depth = self.max_depth - 1
-        while depth > 0 and self.memory_need(depth) > self.memory_limit:
+        while depth > 0 and self.memory_need(depth, budget) > self.memory_limit:
             depth -= 1
         if depth > 0:
             _, _, _, root = self._search(depth, INF, deadline, progress, budget=budget)
