@@ -568,8 +568,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ``budget``: the most splits the tree may have (MurTree's node budget; ``2 ** depth - 1``
     or more: no limit). A node's split shares its budget less one between its children: each
     split is evaluated for every pair of child budgets, from the left child's largest down (see
-    :func:`_pair_done`), and its recorded child bounds are those at each side's largest
-    budget, which bound every pair, so the interval bounds hold unchanged.
+    :func:`_pair_done`, :func:`_next_pair`); its recorded child bounds are those at each side's
+    largest budget, which bound every pair, so the interval bounds hold unchanged, and those
+    at every budget, which bound the splits around it pair by pair (:func:`_pair_bound`).
     """
     F, n = bucket.shape
     K = n_classes
