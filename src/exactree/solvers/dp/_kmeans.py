@@ -18,6 +18,10 @@ INF = np.inf
 # Relative slack on the bound: the kernel's own costs are rounded sums, so a bound computed by
 # other sums must stay below them (targets are centred and scaled: the root costs 1).
 SLACK = 1e-9
+# Most work (groups x distinct targets x log2 of them) the programme may take, about 50 ms: it
+# does not look at the clock, and beyond this a fit's time limit would feel it (a depth-5 root
+# of 300,000 rows is 0.4 s).
+MAX_WORK = 2e7
 (VAL, WT, PW, PS, PQ, PREV, CUR) = range(7)  # rows of the scratch `buf`
 
 
@@ -78,7 +82,8 @@ def kmeans_bound(order, n, target, weights, k, penalty, ub, buf, stack):
     the rows ``order[:n]`` (sorted by target): ``min over j <= k`` of the ``j``-group optimum
     plus ``(j - 1) * penalty``, less a rounding slack; 0 when a quick look (groups of equal
     weight, or one group) shows it stays below ``ub`` (finite), the only use of the bound then being
-    to prune at ``ub``. ``buf`` is ``(7, n + 1)`` scratch, ``stack`` ``(64, 4)`` integers."""
+    to prune at ``ub``, and 0 when the programme would take more than :data:`MAX_WORK`.
+    ``buf`` is ``(7, n + 1)`` scratch, ``stack`` ``(64, 4)`` integers."""
     # Distinct targets with their total weights (zero weights cost nothing), and prefix sums.
     m = 0
     for t in range(n):
@@ -104,6 +109,8 @@ def kmeans_bound(order, n, target, weights, k, penalty, ub, buf, stack):
     slack = SLACK * (1.0 + buf[PQ, m])
     g = min(k, m)
     if ub < INF and min(_segment(buf, 0, m), _equal_weights(buf, g, m) + (g - 1) * penalty) < ub:
+        return 0.0
+    if g * m * np.log2(m) > MAX_WORK:
         return 0.0
     for j in range(1, m + 1):
         buf[PREV, j] = _segment(buf, 0, j)
