@@ -62,9 +62,9 @@ class OptimalTreeRegressor(TreeRegressorBase):
         Seconds for the whole ``fit``, counted from the call (input checks, encoding, the
         ordered features, the search, building the tree), as for
         :class:`OptimalTreeClassifier`. Past it the best tree found is returned with
-        ``status_ == "time_limit"`` and a proven ``lower_bound_`` (the search's, at least the
-        k-means bound of the targets, and: rows equal in every feature share a leaf, so each
-        such group costs at least its own squared error); if it runs out
+        ``status_ == "time_limit"`` and a proven ``lower_bound_`` (the search's, which includes
+        the k-means bound of the targets, and: rows equal in every feature share a leaf, so
+        each such group costs at least its own squared error); if it runs out
         before the search could start, the tree is a single leaf predicting the weighted mean,
         with ``lower_bound_ == 0``.
     memory_limit : float or None, default=None
