@@ -270,9 +270,10 @@ class OrderedSolver:
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
-        if not optimal and fallback:
+        if not optimal and fallback and time.perf_counter() < deadline:
             # Anytime: the optimal depth-2 tree (usually found in milliseconds) may beat a
-            # half-explored root; it gets the time left.
+            # half-explored root; it gets the time left (none: the deep search's last step
+            # ran past the deadline, and the fit is late already).
             _, cost2, _, root2 = self._search(2, ub, deadline, progress, budget=budget)
             if cost2 < INF and (cost == INF or self._rank(root2) < self._rank(root)):
                 root = root2
