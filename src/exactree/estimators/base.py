@@ -255,13 +255,19 @@ class TreeEstimatorBase(BaseEstimator):
         self._store(result)
         return self
 
+    def _search_time(self) -> float | None:
+        """The seconds a search may take of what is left of this fit's ``time_limit`` (None:
+        no limit); raises TimeLimitReached when none is left."""
+        left = self._time_left()
+        if left is not None and left <= 0:
+            raise TimeLimitReached
+        return left
+
     def _share(self, budgets_left: int) -> float | None:
         """Seconds for the next of ``budgets_left`` searches: an equal share of the time left
         (what a quick one does not use goes to the ones after it); None without a
         ``time_limit``. Raises TimeLimitReached when no time is left."""
-        left = self._time_left()
-        if left is not None and left <= 0:
-            raise TimeLimitReached
+        left = self._search_time()
         return None if left is None else left / max(budgets_left, 1)
 
     def _time_left(self) -> float | None:

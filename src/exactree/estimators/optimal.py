@@ -42,14 +42,6 @@ ORDERED_BOUND_CELLS = 1 << 24
 # solver itself (OrderedSolver.memory_need: a shallower tree, status "memory_limit").
 
 
-def search_time(left: float | None) -> float | None:
-    """The seconds a search may take of the ``left`` of a fit's ``time_limit`` (None: no
-    limit); raises :class:`~exactree.data.validation.TimeLimitReached` when none is left."""
-    if left is not None and left <= 0:
-        raise TimeLimitReached
-    return left
-
-
 def solution_status(optimal: bool, limit: str | None, exact: bool) -> str:
     """The ``status_`` of a DP solution: proven (on the raw values when ``exact``), or why the
     search stopped short (``DPSolution.limit``; a time-out and Ctrl-C both say "time_limit",
@@ -344,7 +336,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         solver = self._prepare(X, y, sample_weight, columns, self.cost_complexity * total)
         if isinstance(solver, OrderedSolver):
             result = self._result(self._run(solver, max_nodes=self.max_nodes,
-                                            time_limit=search_time(self._time_left())))
+                                            time_limit=self._search_time()))
             if self.cost_complexity > 0:  # one search of the penalised objective, normalised
                 result.objective /= total
                 result.lower_bound /= total
@@ -352,7 +344,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
             return result
         if self.cost_complexity == 0:
             return self._result(self._run(solver, max_nodes=self.max_nodes,
-                                          time_limit=search_time(self._time_left())))
+                                          time_limit=self._search_time()))
         return self._solve_penalised(solver, float(sample_weight.sum()))
 
     def _budgets(self, solver: DPSolver) -> int:

@@ -22,7 +22,7 @@ from ..tree import Tree
 from ._params import Interval
 from ._path import PathPoint, solve_path
 from .base import TreeRegressorBase
-from .optimal import search_time, solution_status
+from .optimal import solution_status
 
 
 class OptimalTreeRegressor(TreeRegressorBase):
@@ -194,7 +194,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         unit = self._root_cost(y, sample_weight) if self.cost_complexity > 0 else 1.0
         unit = unit if unit > 0 else 1.0
         solver = self._prepare(X, y, sample_weight, columns, self.cost_complexity * unit)
-        sol = self._run(solver, time_limit=search_time(self._time_left()))
+        sol = self._run(solver, time_limit=self._search_time())
         tree = self._tree(sol)
         # The objective from the tree's leaves (sums around each leaf's mean), not from the
         # kernel's running sums.
@@ -234,8 +234,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
         self.path_, result = solve_path(
             lambda b, ub, seconds: self._run(solver, max_nodes=b, upper_bound=ub,
                                              time_limit=seconds),
-            budgets, self._share, lambda: self._progress.interrupted, self._tree, solver.tolerance,
-            solver.equivalent_points_bound,
+            budgets, self._share, lambda: self._progress.interrupted, self._tree,
+            solver.tolerance, solver.equivalent_points_bound,
             solution_status(True, None, self.binarizer_.exact_))
         return result
 

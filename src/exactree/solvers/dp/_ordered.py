@@ -738,7 +738,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             # that cannot win are passed over (_next_pair).
             s = fr_mid[L]
             first_left = fr_first_left[L]
-            single = fr_bud[L] >= (1 << fr_d[L]) - 1  # one pair of child budgets (no budget)
+            single = not _budgeted(L, fr_bud, fr_d)  # one pair of child budgets
             j = fr_pj[L] if single else _next_pair(L, fr_pj[L], fr_ub, fr_bud, fr_d, fr_pbest,
                                                    fr_pcap, fr_plast, fr_pmin, pb, penalty)
             if j < 0:  # every pair is done: the split's best pair, bounds on the others
@@ -916,8 +916,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                        ev_r, pw, sp, unit)
             fr_pcap[L, 0] = first if fr_first_left[L] else second
             fr_pcap[L, 1] = second if fr_first_left[L] else first
-            fr_pj[L] = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)  # the left's largest
-            if fr_bud[L] < (1 << fr_d[L]) - 1:
+            fr_pj[L] = _child_cap(L, fr_bud, fr_d)  # the left's largest
+            if _budgeted(L, fr_bud, fr_d):
                 _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, sp,
                                unit)
                 # A side without a split is a leaf: its cost is known.
@@ -946,7 +946,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         f = fr_f[L]
         p = sp[L, s]
         b = bv[L, f, p - 1]
-        single = fr_bud[L] >= (1 << fr_d[L]) - 1  # one pair of child budgets (no budget)
+        single = not _budgeted(L, fr_bud, fr_d)  # one pair of child budgets
         if first:
             fr_lb1[L] = val
             fr_ex1[L] = ex
@@ -1025,6 +1025,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     return outcome, c, lower
 
 
+@njit(cache=True, inline="always")
+def _budgeted(L, fr_bud, fr_d):
+    """Whether frame ``L``'s budget is below a full tree of its depth (more than one pair of
+    child budgets)."""
+    return fr_bud[L] < (1 << fr_d[L]) - 1
+
+
+@njit(cache=True, inline="always")
+def _child_cap(L, fr_bud, fr_d):
+    """The largest budget one child of frame ``L``'s split can take."""
+    return min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)
+
+
 @njit(cache=True)
 def _pair_done(L, lb_l, lb_r, exact, cost, fr_bud, fr_d, fr_pj, fr_pbest, fr_pcap, fr_plast,
                fr_pmin, kid_f, kid_b, pk_f, pk_b, pb):
@@ -1034,7 +1047,7 @@ def _pair_done(L, lb_l, lb_r, exact, cost, fr_bud, fr_d, fr_pj, fr_pbest, fr_pca
     (the pair giving that side the most), and the least bound over the pairs (``fr_pmin``),
     and move to the next pair: the left's budget one less, the right's one more."""
     b = fr_bud[L] - 1  # the children's budgets add up to this
-    cap = min(b, (1 << (fr_d[L] - 1)) - 1)
+    cap = _child_cap(L, fr_bud, fr_d)
     j = fr_pj[L]
     if j == cap:
         fr_pcap[L, 0] = max(fr_pcap[L, 0], lb_l)
@@ -1059,7 +1072,7 @@ def _next_pair(L, j, fr_ub, fr_bud, fr_d, fr_pbest, fr_pcap, fr_plast, fr_pmin, 
     holds for every smaller one) and the right side's at its largest reach them, so do all the
     pairs left."""
     b = fr_bud[L] - 1
-    cap = min(b, (1 << (fr_d[L] - 1)) - 1)
+    cap = _child_cap(L, fr_bud, fr_d)
     target = min(fr_ub[L], fr_pbest[L])
     while j >= b - cap:
         rest = max(fr_pcap[L, 0], fr_plast[L]) + fr_pcap[L, 1] + penalty
@@ -1082,7 +1095,7 @@ def _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, 
     evaluated splits around it at the same budget (as :func:`_other_side_bound` at the
     largest), and at least each side's bound at its largest budget."""
     le, re = cur[L, 2], cur[L, 3]
-    C = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)
+    C = _child_cap(L, fr_bud, fr_d)
     mv_l = _moved(pw[L], sp[L], s, re, unit) if re >= 0 else 0.0
     mv_r = _moved(pw[L], sp[L], le, s, unit) if le >= 0 else 0.0
     for j in range(C + 1):
@@ -1104,9 +1117,9 @@ def _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, 
 def _keep_budgets(L, s, pb, ev_b, fr_bud, fr_d):
     """Store the evaluated split ``s``'s per-budget side bounds (a side with fewer splits
     costs no less than with more); nothing without a node budget."""
-    if ev_b.shape[1] == 0 or fr_bud[L] >= (1 << fr_d[L]) - 1:
+    if ev_b.shape[1] == 0 or not _budgeted(L, fr_bud, fr_d):
         return
-    C = min(fr_bud[L] - 1, (1 << (fr_d[L] - 1)) - 1)
+    C = _child_cap(L, fr_bud, fr_d)
     for sd in range(2):
         for j in range(C - 1, -1, -1):
             pb[L, sd, j] = max(pb[L, sd, j], pb[L, sd, j + 1])
@@ -1120,7 +1133,7 @@ def _pair_bound(L, a, c, ev_b, fr_bud, fr_d):
     bounds of ``a``'s left side at each budget hold; -1: no such split) and whose right side
     holds split ``c``'s right rows, with the node's budget shared between the two."""
     b = fr_bud[L] - 1
-    C = min(b, (1 << (fr_d[L] - 1)) - 1)
+    C = _child_cap(L, fr_bud, fr_d)
     best = INF
     for j in range(b - C, C + 1):
         v = 0.0
@@ -1472,7 +1485,7 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
     (:func:`_pair_bound`)."""
     F = rows.shape[1]
     n = fr_n[L]
-    budgeted = ev_b.shape[1] > 0 and fr_bud[L] < (1 << fr_d[L]) - 1
+    budgeted = ev_b.shape[1] > 0 and _budgeted(L, fr_bud, fr_d)
     while True:
         if fr_qn[L] == 0:
             fr_fi[L] += 1

@@ -245,7 +245,8 @@ class OrderedSolver:
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         budget = self.max_budget if max_nodes is None else min(int(max_nodes), self.max_budget)
-        if self.memory_limit is not None and self.memory_need(self.max_depth, budget) > self.memory_limit:
+        if (self.memory_limit is not None
+                and self.memory_need(self.max_depth, budget) > self.memory_limit):
             return self._solve_shallow(deadline, progress, budget)
         ub = self._kernel_ub(upper_bound)
         fallback = self.max_depth > 2 and roots is None
@@ -300,12 +301,11 @@ class OrderedSolver:
         split's per-feature bounds (16 bytes a row and feature), with squared error the rows
         by target (4 bytes a row), and under a node budget ``budget`` below the full tree each
         evaluated split's bounds per child budget (16 bytes a row and budget); once, the
-        depth-two histograms'
-        scratch (4 bytes a row and feature, 16 bytes per statistic and bucket for at most
-        4096 buckets, see :mod:`._histogram`); then the tree building after it (about 48 bytes
-        a row). Depth 0 (a single leaf) needs only the latter. An upper bound:
-        the resident memory measured is 65-85% of it (pages of deeper levels, which hold fewer
-        rows, are never touched)."""
+        depth-two histograms' scratch (4 bytes a row and feature, 16 bytes per statistic and
+        bucket for at most 4096 buckets, see :mod:`._histogram`); then the tree building
+        after it (about 48 bytes a row). Depth 0 (a single leaf) needs only the latter. An
+        upper bound: the resident memory measured is 65-85% of it (pages of deeper levels,
+        which hold fewer rows, are never touched)."""
         F, n = self.features.bucket.shape
         K = self.n_classes
         after = 48 * n + 16 * K * (1 << (depth + 1))
