@@ -117,3 +117,16 @@ def test_snapshot_incumbents_are_valid():
             assert sol.tree.cost == sol.cost <= depth2.cost
             combined += solver._snap[0, 0] > 0
     assert combined
+
+
+def test_upper_bound_below_the_optimum_gives_none_under_a_time_limit():
+    """With a time limit the search runs in slices (a short exact slice, narrow searches, the
+    exact search again); a tree that one slice leaves behind at or above ``upper_bound`` is not
+    an answer: a finished search that found nothing below the bound returns None."""
+    for seed, n, m in ((3, 400, 40), (1, 200, 30)):  # each left such a tree before the fix
+        X, y, _ = _data(seed, n, m)
+        exact = DPSolver(X, y, 2, max_depth=4).solve()
+        for bound in (exact.cost / 3, exact.cost / 2, exact.cost):
+            assert DPSolver(X, y, 2, max_depth=4).solve(upper_bound=bound, time_limit=120) is None
+        above = DPSolver(X, y, 2, max_depth=4).solve(upper_bound=exact.cost + 1, time_limit=120)
+        assert above.optimal and above.cost == exact.cost

@@ -351,6 +351,7 @@ class DPSolver:
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
         ub = upper_bound / self.scale if upper_bound < INF else INF
+        asked = ub  # trees at or above it are not answers, even when found on the way
         self._deadline, self._rebuilt_exactly = deadline, True
         incumbent = None  # (tree, kernel objective) of the best tree found outside the search
         # (end of the exact search's slice, narrow widths searched before it)
@@ -381,7 +382,7 @@ class DPSolver:
                 incumbent = self._better(incumbent, self._rebuild_snapshot())
         self._rebuilt_exactly = True
         if cost == INF and outcome == DONE:
-            if incumbent is None:
+            if incumbent is None or incumbent[1] >= asked:
                 return None
             tree, lb = incumbent[0], incumbent[1]  # nothing beats it: optimal
         elif outcome != DONE:
