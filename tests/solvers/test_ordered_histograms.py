@@ -183,9 +183,10 @@ def test_squared_error_scan_keeps_the_first_best_test(seed):
     got = solve_depth2(rows, bv, lab, n, w, False, t, None, min_leaf, penalty, off,
                        np.zeros((n, F), np.int32), np.zeros(cap, np.int64), np.zeros((cap, 3)),
                        np.zeros(cap, np.int64), np.zeros((cap, 3)), np.zeros(cap, np.int64),
-                       np.zeros(F, np.int64), np.zeros(F, np.int64), False, tree_f, tree_b)
+                       np.zeros(F, np.int64), np.zeros(F, np.int64), False, tree_f, tree_b,
+                       np.inf)
     best, tree = _reference_depth2(bucket, t, w, min_leaf, penalty)
-    assert got == best
+    assert got == (best, False)
     if tree is not None:
         assert tree_f[:3].tolist() == tree[0]
         assert [int(tree_b[0])] + [int(tree_b[i]) if tree_f[i] >= 0 else 0 for i in (1, 2)] \

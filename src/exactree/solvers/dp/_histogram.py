@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._clock import late as _late
 from .._squared_error import SSE_GRID, sse_cost
 from ._statistics import add, leaf, split_cost
 
@@ -85,11 +86,13 @@ def bucket_offsets(bv, n, off):
 
 @njit(cache=True)
 def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty, off, loc, gmap,
-                 cum, cnt, allb, allc, root_lo, root_hi, restrict, tree_f, tree_b):
+                 cum, cnt, allb, allc, root_lo, root_hi, restrict, tree_f, tree_b, deadline):
     """The least cost of a tree of depth two whose root splits, over the node's rows
     (``rows[g, :n]`` sorted by feature ``g``, ``bv``/``lab`` their buckets and labels), every
     split charged ``penalty``; its tree goes to ``tree_f``/``tree_b`` (heap layout, 7 nodes).
-    Returns INF (tree untouched) when no split meets the minimum leaf size.
+    Returns ``(cost, cut)``: cost INF (tree untouched) when no split meets the minimum leaf
+    size; ``cut`` when it stopped past the ``deadline`` (see :func:`.._clock.late`), the cost
+    then that of the best tree over the root features done, not proven optimal.
 
     ``off`` from :func:`bucket_offsets`; scratch: ``loc`` (all rows x features), ``gmap``,
     ``cnt``, ``allc`` (at least ``off[F]`` entries), ``cum``, ``allb`` (as many rows of
@@ -203,7 +206,9 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
                 tree_b[1] = ul
                 tree_f[2] = gr
                 tree_b[2] = ur
-    return best
+        if _late(n, deadline):
+            return best, True
+    return best, False
 
 
 @njit(cache=True, inline="always")

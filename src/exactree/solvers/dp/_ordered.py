@@ -58,10 +58,12 @@ import numpy as np
 from numba import njit
 
 from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
+from .._clock import late as _late
 from .._clock import now as _now
 from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
+from ._segment import best_split_on, row_positions, tree_size
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -71,17 +73,20 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
- USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_KMEANS) = range(10)
+ USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_KMEANS,
+ USE_SEGMENT) = range(11)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
 # best complete tree assembled along the stack (an anytime answer; pruning never uses it);
 # class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
 # at least (see _class_bound); bucket_histograms: depth-two nodes with few buckets solved at
 # once from per-bucket statistics (see _histogram); kmeans_bound: squared error, a frame starts
 # from the k-means bound of its targets (see _kmeans) and ends at once when that reaches its
-# upper bound.
+# upper bound; segment_trees: in a two-class depth-two node, a root feature whose splits cost
+# more to evaluate one by one than all at once is finished at once (see _segment and
+# SEGMENT_SWITCH).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
-              "bucket_histograms", "kmeans_bound")
+              "bucket_histograms", "kmeans_bound", "segment_trees")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -94,6 +99,15 @@ CLOCK_WORK = 4_000_000
 ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
+# A root feature of a two-class depth-two node whose splits, evaluated one by one, have swept
+# SEGMENT_SWITCH x features x rows x log2(rows) rows (what solving all its splits at once by
+# segment trees takes, in tree-node updates) has its remaining splits solved at once
+# (_segment.best_split_on). An update costs about twice what a row swept costs, so a feature
+# never costs much more than the better of the two ways; most features end long before (the
+# bounds prune their splits). Measured on bench_continuous.py's sets at depths 2 and 3, with
+# 0.5, 1, 2 and 3: 1 was never slower than sweeping alone beyond noise (rice at depth 2: 1.7x
+# faster; 50,000 noisy rows at depth 2: 4x).
+SEGMENT_SWITCH = 1.0
 
 
 @njit(cache=True, inline="always")
@@ -134,7 +148,10 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
         return -1.0
     cost = _split_cost(pre, tot, s, target, fn) + penalty
     if per_feature:
-        gini = _gini(pre, tot, s, target)
+        if target is not None:
+            gini = cost - penalty  # (what _gini would compute again)
+        else:
+            gini = _gini(pre, tot, s, target)
         if gini < feat_cost[g]:
             feat_cost[g] = gini
             feat_pos[g] = c
@@ -190,12 +207,14 @@ def _skip(pre, tot, s, target):
 
 @njit(cache=True)
 def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos,
-                target, fn, penalty):
+                target, fn, penalty, deadline):
     """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
     feature -1: a leaf), and every feature's least Gini impurity and where it lies.
 
     ``rows[g, :n]`` are the node's rows sorted by feature ``g``, ``bv``/``lab`` their buckets and
-    labels in that order, ``tot[0]`` the node's class weights.
+    labels in that order, ``tot[0]`` the node's class weights. Returns True when it stopped
+    early, past the ``deadline`` (see :func:`.._clock.late`): ``best`` then covers the features
+    swept.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -217,6 +236,9 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
             r = np.uint32(rows[g, t])
             _add(pre, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
             prev = bg
+        if _late(n, deadline):
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -301,9 +323,10 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
 
     Every ``SWEEP_BLOCK`` rows a sweep stops once neither side can still beat its best: a later
     split's left leaf holds the rows swept, so it costs ``min(P0, P1)`` at least. Every split
-    costs ``penalty`` more than its two leaves.
+    costs ``penalty`` more than its two leaves. Returns the rows swept, over all features.
     """
     F = rows.shape[0]
+    swept = 0
     n0 = cnt_tot[0]
     n1 = cnt_tot[1]
     for s in range(2):
@@ -373,6 +396,7 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
                 rest0 = reach0
                 rest1 = reach1
                 break
+        swept += start
         for s in range(2):
             lo, hi = (lo0, hi0) if s == 0 else (lo1, hi1)
             leaf = leaf_cost(tot[s])
@@ -393,6 +417,7 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
                 best[s, 1] = g
                 best[s, 2] = bg[at]
                 best[s, 3] = -1.0  # position: not needed by the callers
+    return swept
 
 
 @njit(cache=True)
@@ -702,6 +727,17 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if use_km:
         _target_order(target, korder[0])
     fr_hist = np.zeros(Lmax, np.bool_)  # whether a frame is solved by solve_depth2
+    # Scratch of _segment.solve_depth2_two_class; each frame's evaluations before it started.
+    use_seg = (flags[USE_SEGMENT] and two_class and min_leaf <= 1 and D >= 2
+               and budget >= 3 and n > 1)
+    g_size = tree_size(n) if use_seg else 0
+    g_pos = h_loc if use_hist or not use_seg else np.zeros((n, F), np.int32)
+    g_seg = np.zeros((2 * g_size, 6))
+    g_side = np.zeros((2, n if use_seg else 0))
+    g_out = np.zeros((F, 2))
+    fr_gf = np.full(Lmax, -2, np.int64)  # the feature whose sweeps fr_swept counts
+    fr_swept = np.zeros(Lmax, np.int64)  # rows x features swept evaluating its splits
+    fr_gpos = np.zeros(Lmax, np.bool_)  # whether g_pos holds the frame's row positions
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -719,14 +755,15 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # (The histograms solve full trees of depth 2: not under a smaller budget.)
     sweep = _sweep_first(0, D if budget >= 3 else 0, use_hist, bv, n, F, h_off, fr_hist, target,
                          fn)
-    _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
-                fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
-                fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty,
-                sweep, budget, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk)
+    late = _init_frame(0, n, D, root_ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
+                       fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase,
+                       fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho,
+                       penalty, sweep, budget, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk,
+                       board[DEADLINE])
     if D == 1:
         fr_fi[0] = F  # the depth-one sweep is the answer
     L = 0
-    work = 0
+    work = clock_work if late else 0  # (late: the first look at the clock ends the search)
     outcome = DONE
     lower = 0.0  # the best lower bound proven at a look at the clock
     while True:
@@ -774,11 +811,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             bud1 = j if first_left else fr_bud[L] - 1 - j
             sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud1 >= 3 else 0, use_hist, bv, m, F,
                                  h_off, fr_hist, target, fn)
-            _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
-                        fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi,
-                        fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats, target, fn,
-                        fr_rho, penalty, sweep, bud1, fr_bud, korder, kbuf, kstack, fr_low,
-                        fr_lbk)
+            if _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
+                           fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos,
+                           fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats,
+                           target, fn, fr_rho, penalty, sweep, bud1, fr_bud, korder, kbuf,
+                           kstack, fr_low, fr_lbk, board[DEADLINE]):
+                work = clock_work
+            fr_gf[L + 1] = -2
+            fr_gpos[L + 1] = False
             L += 1
             if use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -813,9 +853,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             fr_hist[L] = worth_it(F, fr_n[L], B, S, target is not None or fn is not None)
         if fr_hist[L] and fr_fi[L] == -1:
             B = h_off[F]
-            c = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
-                             min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
-                             h_allc, root_lo, root_hi, L == 0, h_f, h_b)
+            c, cut = solve_depth2(rows[L], bv[L], lab[L], fr_n[L], weights, unit, target, fn,
+                                  min_leaf, penalty, h_off, h_loc, h_map, h_cum, h_cnt, h_allb,
+                                  h_allc, root_lo, root_hi, L == 0, h_f, h_b, board[DEADLINE])
             stats[ST_EVALS] += B - F
             work += F * F * fr_n[L] + 2 * S * B * B
             if c < fr_best[L]:
@@ -828,8 +868,45 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                    fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
                                    kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
             fr_ub[L] = min(fr_ub[L], fr_best[L])
+            if cut:  # past the deadline: not solved, and the next look at the clock stops
+                work = clock_work
+                continue
             fr_low[L] = fr_best[L]  # the frame's optimum, a bound for its parent
             fr_fi[L] = F  # the frame is solved
+        if (use_seg and fr_d[L] == 2 and fr_qn[L] > 0 and fr_bud[L] >= 3
+                and fr_best[L] > fr_lbk[L]):
+            # A two-class depth-two node, in the middle of a root feature's splits: once they
+            # cost more one by one than all of them at once, the rest at once (_segment).
+            if fr_gf[L] != fr_fi[L]:  # a new feature: its sweeps count from here
+                fr_gf[L] = fr_fi[L]
+                fr_swept[L] = 0
+            m = fr_n[L]
+            if fr_swept[L] >= SEGMENT_SWITCH * F * m * np.log2(m):
+                if not fr_gpos[L]:
+                    row_positions(rows[L], m, g_pos)
+                    fr_gpos[L] = True
+                f = fr_f[L]
+                c, t, cut = best_split_on(f, rows[L], bv[L], lab[L], m, weights, penalty,
+                                          root_lo[f] if L == 0 else 0,
+                                          root_hi[f] if L == 0 else ALL_BUCKETS,
+                                          board[DEADLINE], g_pos, g_seg, g_side)
+                work += F * m * int(np.log2(m))
+                if cut:  # past the deadline: the next look at the clock stops
+                    work = clock_work
+                    continue
+                if c < fr_best[L]:
+                    fr_best[L] = c
+                    _segment_tree(L, f, t, rows, bv, lab, m, side, weights, fr_tot, tot2, cnt2,
+                                  sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
+                    best_f[L, :] = -1
+                    best_f[L, :7] = h_f
+                    best_b[L, :7] = h_b
+                    if use_global and L > 0:
+                        _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
+                                       fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
+                                       kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
+                    fr_ub[L] = min(fr_ub[L], fr_best[L])
+                fr_qn[L] = 0  # the feature is done
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
@@ -870,9 +947,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 binary = two_class  # the two-class sweep is a misclassification fact
                 if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side, weights,
-                                        min_leaf, tot2, cnt2, sw, feat_lb, gorder,
-                                        ev_g[L, s], penalty)
+                    fr_swept[L] += _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side,
+                                                       weights, min_leaf, tot2, cnt2, sw,
+                                                       feat_lb, gorder, ev_g[L, s], penalty)
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
@@ -969,11 +1046,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
                 sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud2 >= 3 else 0, use_hist, bv, m,
                                      F, h_off, fr_hist, target, fn)
-                _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
-                            min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
-                            fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw,
-                            feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2, fr_bud,
-                            korder, kbuf, kstack, fr_low, fr_lbk)
+                if _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
+                               min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
+                               fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre,
+                               sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2,
+                               fr_bud, korder, kbuf, kstack, fr_low, fr_lbk, board[DEADLINE]):
+                    work = clock_work
+                fr_gf[L + 1] = -2
+                fr_gpos[L + 1] = False
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -1286,6 +1366,27 @@ def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt, targe
 
 
 @njit(cache=True)
+def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw, feat_lb, order,
+                  out, penalty, tree_f, tree_b):
+    """The tree of :func:`_segment.solve_depth2_two_class`'s answer at level ``L`` (root
+    split: feature ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each
+    side, found again by a two-class sweep."""
+    _mark_sides(rows, L, n, f, t + 1, side)
+    _side_totals(lab, L, f, t + 1, n, rows, weights, False, fr_tot[L, 0], tot, cnt, None)
+    feat_lb[:, :] = -INF
+    for g in range(rows.shape[1]):
+        order[g] = g
+    _sweep_sides_binary(rows[L], bv[L], lab[L], n, side, weights, 1, tot, cnt, sw, feat_lb,
+                        order, out, penalty)
+    tree_f[:] = -1
+    tree_f[0] = f
+    tree_b[0] = bv[L, f, t]
+    for s in range(2):
+        tree_f[1 + s] = int(sw[s, 1])
+        tree_b[1 + s] = int(sw[s, 2])
+
+
+@njit(cache=True)
 def _other_side_bound(L, s, left, mono, flags, cur, ev_l, ev_r, pw, sp, unit):
     """A lower bound on the cost of split ``s``'s left (or right) subtree from the evaluated
     splits around it: a superset of rows costs at least as much, and each removed row lowers
@@ -1329,7 +1430,7 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
         _add(tot, 0, labels[r], weights[r], r, target)
     feat_cost = np.zeros(F)
     _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, np.zeros((2, n_classes)),
-                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, fn, 0.0)
+                np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, fn, 0.0, INF)
     return np.argsort(feat_cost, kind="mergesort")
 
 
@@ -1337,7 +1438,7 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
 def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d, fr_ub_in,
                 fr_ub, fr_best, fr_tot, fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn,
                 best_f, best_b, pre, sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep,
-                bud, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk):
+                bud, fr_bud, korder, kbuf, kstack, fr_low, fr_lbk, deadline):
     """Start the frame of level ``L``: its incumbent is the best tree of depth <= 1 (one sweep,
     which also orders the features by their depth-one cost), which ends the frame with a
     budget ``bud`` of one split (zero: a leaf). Squared error: ``fr_rho[L]`` is
@@ -1346,7 +1447,8 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
     (a node the histogram solve finds the optimum of, which covers depth one) the incumbent is
     the leaf, and an unseen tree costs ``penalty`` at least. With ``korder`` (squared error,
     ``kmeans_bound`` on) the frame first takes the k-means bound of its targets as a lower bound
-    (``fr_low``, ``fr_lbk``), and ends at once, with the leaf, when that reaches ``ub``."""
+    (``fr_low``, ``fr_lbk``), and ends at once, with the leaf, when that reaches ``ub``. Returns
+    True when the sweep stopped past the ``deadline`` (the search must then stop)."""
     stats[ST_FRAMES] += 1
     fr_n[L] = n
     fr_d[L] = min(d, bud)  # b splits reach b levels at most
@@ -1385,10 +1487,11 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             fr_fi[L] = rows.shape[1]
             fr_qn[L] = 0
             fr_phase[L] = SELECT
-            return
+            return False
+    late = False
     if sweep:
-        _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre, sw,
-                    feat_cost, fr_d1pos[L], target, fn, penalty)
+        late = _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre,
+                           sw, feat_cost, fr_d1pos[L], target, fn, penalty, deadline)
         fr_best[L] = sw[0, 0]
         best_f[L, 0] = int(sw[0, 1])
         best_b[L, 0] = int(sw[0, 2])
@@ -1410,6 +1513,7 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
         fr_ub[L] = min(ub, fr_best[L])
     if fr_ub[L] <= (2.0 if sweep else 1.0) * penalty or bud <= 1:
         fr_fi[L] = rows.shape[1]  # nothing can beat a perfect (or zero-bound) incumbent
+    return late
 
 
 @njit(cache=True, inline="always")

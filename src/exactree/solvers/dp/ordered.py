@@ -271,10 +271,12 @@ class OrderedSolver:
         if cost == INF and outcome == DONE:
             return None
         optimal = outcome == DONE
-        if not optimal and fallback and time.perf_counter() < deadline:
+        if not optimal and fallback and time.perf_counter() < deadline - 0.5 * (
+                deadline - deep_deadline):
             # Anytime: the optimal depth-2 tree (usually found in milliseconds) may beat a
-            # half-explored root; it gets the time left (none: the deep search's last step
-            # ran past the deadline, and the fit is late already).
+            # half-explored root; it gets the time left (none when the deep search's last
+            # step took half of the time kept for it or more: its first steps, sorting every
+            # column, cannot stop, and the fit would be late).
             _, cost2, _, root2 = self._search(2, ub, deadline, progress, budget=budget)
             if cost2 < INF and (cost == INF or self._rank(root2) < self._rank(root)):
                 root = root2
@@ -302,7 +304,9 @@ class OrderedSolver:
         by target (4 bytes a row), and under a node budget ``budget`` below the full tree each
         evaluated split's bounds per child budget (16 bytes a row and budget); once, the
         depth-two histograms' scratch (4 bytes a row and feature, 16 bytes per statistic and
-        bucket for at most 4096 buckets, see :mod:`._histogram`); then the tree building
+        bucket for at most 4096 buckets, see :mod:`._histogram`), with two classes the
+        segment trees' (96 bytes a row, rounded up to a power of two, and 16 bytes a row, see
+        :mod:`._segment`); then the tree building
         after it (about 48 bytes a row). Depth 0 (a single leaf) needs only the latter. An
         upper bound: the resident memory measured is 65-85% of it (pages of deeper levels,
         which hold fewer rows, are never touched)."""
@@ -323,6 +327,8 @@ class OrderedSolver:
             level += 16 * (n + 1) * min(budget, (full + 1) // 2)
         stats = 3 if self.regression else K
         histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
+        if two_class and depth >= 2:
+            histograms += 96 * (1 << max(n - 1, 0).bit_length()) + 16 * n
         return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K)
                        + (56 * n if kmeans else 0), after))
 

@@ -1,0 +1,169 @@
+"""The two-class depth-two solve of one root feature by segment trees (``_segment``) and where
+the ordered search hands a root feature's splits to it: exact against brute force (ties,
+constant columns, weights, penalties, bucket ranges), the search's optimum unchanged with the
+technique on or off, and a stop for a deadline."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import optimal_cost_and_splits
+from ordered_cases import features_of, raw_splits, tree_cost
+
+from exactree import OptimalTreeClassifier
+from exactree.solvers.dp._ordered import _sort_root
+from exactree.solvers.dp._segment import best_split_on, row_positions, tree_size
+from exactree.solvers.dp.ordered import OrderedSolver
+
+SEED = st.integers(0, 2**32 - 1)
+OFF = {"segment_trees": False}
+
+
+def sorted_node(bucket, y):
+    F, n = bucket.shape
+    rows, bv, lab = (np.empty((F, n), np.int32) for _ in range(3))
+    _sort_root(bucket, y, rows, bv, lab)
+    return rows, bv, lab
+
+
+def scratch(n, F, rows=None):
+    """Scratch arrays; with ``rows``, the row positions best_split_on reads."""
+    pos = np.zeros((n, F), np.int32)
+    if rows is not None:
+        row_positions(rows, n, pos)
+    return pos, np.zeros((2 * tree_size(n), 6)), np.zeros((2, n))
+
+
+def brute_depth2(bucket, y, w, penalty, root=None):
+    """Least misclassified weight plus ``penalty`` per split of a tree of depth <= 2 (a side
+    may stay a leaf); ``root``: (feature, lo, hi) restricts the root split (no leaf then)."""
+    F, n = bucket.shape
+
+    def leaf(idx):
+        return min(w[idx][y[idx] == 0].sum(), w[idx][y[idx] == 1].sum())
+
+    def splits(idx, feats):
+        for g in feats:
+            for v in np.unique(bucket[g, idx])[:-1]:
+                yield g, v, idx[bucket[g, idx] <= v], idx[bucket[g, idx] > v]
+
+    def depth1(idx):
+        return min([leaf(idx)] + [leaf(a) + leaf(b) + penalty
+                                  for _, _, a, b in splits(idx, range(F))])
+
+    rows = np.arange(n)
+    best = np.inf if root else depth1(rows)
+    for g, v, a, b in splits(rows, [root[0]] if root else range(F)):
+        if root and not root[1] <= v <= root[2]:
+            continue
+        best = min(best, depth1(a) + depth1(b) + penalty)
+    return best
+
+
+def random_node(rng):
+    n = int(rng.integers(2, 30))
+    F = int(rng.integers(1, 4))
+    bucket = rng.integers(0, int(rng.integers(1, 8)), (F, n)).astype(np.int64)  # ties, constants
+    y = rng.integers(0, 2, n).astype(np.int64)
+    w = rng.integers(1, 5, n).astype(float) if rng.random() < 0.5 else np.ones(n)
+    penalty = float(rng.choice([0.0, 1e-3, 0.5, 2.0]))
+    return bucket, y, w, penalty
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=SEED)
+def test_each_root_feature_matches_brute_force(seed):
+    """The whole range of each feature, and the node's optimum as the least of them and the
+    leaf; the split named costs what is returned."""
+    rng = np.random.default_rng(seed)
+    bucket, y, w, penalty = random_node(rng)
+    F, n = bucket.shape
+    rows, bv, lab = sorted_node(bucket, y)
+    node = min(w[y == 0].sum(), w[y == 1].sum())
+    for f in range(F):
+        cost, t, cut = best_split_on(f, rows, bv, lab, n, w, penalty, 0, 1 << 62, np.inf,
+                                     *scratch(n, F, rows))
+        assert not cut
+        assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, 0, 1 << 62)),
+                                     abs=1e-9)
+        if t >= 0:
+            assert bv[f, t] != bv[f, t + 1]
+            again = best_split_on(f, rows, bv, lab, n, w, penalty, bv[f, t], bv[f, t], np.inf,
+                                  *scratch(n, F, rows))
+            assert again == (pytest.approx(cost, abs=1e-9), t, False)
+        node = min(node, cost)
+    assert node == pytest.approx(brute_depth2(bucket, y, w, penalty), abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=SEED)
+def test_one_root_feature_within_a_bucket_range(seed):
+    rng = np.random.default_rng(seed)
+    bucket, y, w, penalty = random_node(rng)
+    F, n = bucket.shape
+    rows, bv, lab = sorted_node(bucket, y)
+    f = int(rng.integers(0, F))
+    lo, hi = sorted(int(v) for v in rng.integers(0, bucket[f].max() + 1, 2))
+    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, lo, hi, np.inf,
+                               *scratch(n, F, rows))
+    assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, lo, hi)), abs=1e-9)
+    assert (t == -1) == (cost == np.inf)
+
+
+def noisy(rng, n, F):
+    """Numeric rows whose labels follow no small tree: depth-two nodes whose bounds prune
+    few root splits, the case the search hands to the segment trees."""
+    X = rng.normal(size=(n, F)).round(2)
+    y = ((X[:, 0] + X[:, 1] * X[:, -1] > 0) ^ (rng.random(n) < 0.2)).astype(int)
+    return X, y
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=SEED)
+def test_search_agrees_with_brute_force_with_and_without_the_technique(seed):
+    rng = np.random.default_rng(seed)
+    X, y = noisy(rng, int(rng.integers(16, 28)), int(rng.integers(2, 4)))
+    w = rng.integers(1, 4, len(y)).astype(float) if rng.random() < 0.5 else None
+    depth = int(rng.integers(2, 4))
+    best = optimal_cost_and_splits(raw_splits(X), y, 2, depth, None, w)
+    for tech in (None, OFF):
+        model = OptimalTreeClassifier(max_depth=depth, search="ordered",
+                                      techniques=tech).fit(X, y, sample_weight=w)
+        assert model.status_ == "optimal"
+        assert (model.objective_, model.tree_.n_splits) == (pytest.approx(best[0]), best[1])
+        err = np.sum((model.predict(X) != y) * (1.0 if w is None else w))
+        assert err == pytest.approx(model.objective_)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_the_technique_takes_over_on_noisy_data_and_keeps_the_optimum(depth):
+    """Fewer split evaluations (the segment trees finished some features), same optimum, a tree
+    of the cost claimed; on a restricted root too."""
+    X, y = noisy(np.random.default_rng(1), 2000, 4)
+    feats, B = features_of(X, y)
+    on, off = (OrderedSolver(feats, y, 2, max_depth=depth, techniques=t) for t in (None, OFF))
+    a, b = on.solve(), off.solve()
+    assert a.cost == b.cost and a.tree.n_splits == b.tree.n_splits
+    assert a.stats["split_evaluations"] < b.stats["split_evaluations"]
+    assert tree_cost(a.tree, B, y, 2, None) == pytest.approx(a.cost)
+    F = feats.bucket.shape[0]
+    lo, hi = np.zeros(F, np.int64), np.full(F, -1, np.int64)
+    hi[1] = int(np.median(feats.bucket[1]))
+    shares = [s.solve(roots=(lo, hi)) for s in (on, off)]
+    assert shares[0].cost == shares[1].cost
+
+
+def test_a_passed_deadline_stops_the_solve():
+    X, y = noisy(np.random.default_rng(2), 6000, 3)
+    feats, _ = features_of(X, y)
+    F, n = feats.bucket.shape
+    rows, bv, lab = sorted_node(feats.bucket, y.astype(np.int64))
+    args = (0, rows, bv, lab, n, np.ones(n), 0.0, 0, 1 << 62)
+    full = best_split_on(*args, np.inf, *scratch(n, F, rows))
+    assert full[2] is False and full[0] < np.inf
+    assert best_split_on(*args, time.perf_counter() - 1.0, *scratch(n, F, rows)) == \
+        (np.inf, -1, True)
