@@ -103,11 +103,11 @@ SWEEP_BLOCK = 64
 # SEGMENT_SWITCH x features x rows x log2(rows) rows (what solving all its splits at once by
 # segment trees takes, in tree-node updates) has its remaining splits solved at once
 # (_segment.best_split_on). An update costs about twice what a row swept costs, so a feature
-# never costs much more than the better of the two ways; most features end long before (the
-# bounds prune their splits). Measured on bench_continuous.py's sets at depths 2 and 3, with
-# 0.5, 1, 2 and 3: 1 was never slower than sweeping alone beyond noise (rice at depth 2: 1.7x
-# faster; 50,000 noisy rows at depth 2: 4x).
-SEGMENT_SWITCH = 1.0
+# costs at most about twice the better of the two ways; most features end long before (the
+# bounds prune their splits). Measured on bench_continuous.py's sets at depths 2 and 3 with
+# 0.5, 1, 2 and 3: below 2 some depth-3 fits were 20-30% slower (raisin, occupancy), at 2 every
+# set is within noise of sweeping alone; 50,000 noisy rows at depth 2: 4x faster.
+SEGMENT_SWITCH = 2.0
 
 
 @njit(cache=True, inline="always")
