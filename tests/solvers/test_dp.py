@@ -10,7 +10,7 @@ from oracles import optimal_cost
 
 from exactree.solvers.dp._depth2 import _matrix_counts
 from exactree.solvers.dp._search import SORT_ALL_ROOTS
-from exactree.solvers.dp.solver import DEFAULT_OFF, TECHNIQUES, DPSolver
+from exactree.solvers.dp.solver import DEFAULT_OFF, TECHNIQUES, DPSolver, row_groups
 
 
 def random_problem(seed: int):
@@ -214,6 +214,21 @@ def test_equivalent_points_bound_is_the_deepest_optimum(seed):
     bound = DPSolver(X, y, K, sample_weight=w, max_depth=1).equivalent_points_bound()
     assert bound <= optimal_cost(X, y, K, 1, None, w) + 1e-9
     assert bound == pytest.approx(optimal_cost(X, y, K, X.shape[1], None, w))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_row_groups_partition_rows_as_whole_row_comparison_does(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 30)), int(rng.integers(0, 4))
+    rows = rng.integers(0, int(rng.integers(1, 4)), (n, m))
+    groups = row_groups(rows)
+    _, whole = np.unique(rows, axis=0, return_inverse=True)
+    whole = whole.ravel()
+    if groups is None:  # no two rows alike
+        assert len(np.unique(whole)) == n
+    else:
+        assert len(set(zip(groups, whole))) == len(set(groups)) == len(set(whole))
 
 
 @pytest.mark.parametrize("seed, nodes, min_leaf", [(0, None, 1), (1, 4, 3)])

@@ -44,7 +44,8 @@ from ._ordered import (
     root_order,
     search,
 )
-from .solver import BinaryNode, DPSolution, equivalent_points_bound, scaled_weights
+from .solver import (BinaryNode, DPSolution, equivalent_points_bound, row_groups,
+                     scaled_weights)
 
 # Time a time-limited deep search leaves for the optimal depth-2 tree, its fallback: this share
 # of the limit, at most FALLBACK_MAX seconds (a depth-2 solve usually takes milliseconds).
@@ -419,12 +420,9 @@ class OrderedSolver:
             if self.leaf_cost is not None:
                 self._epb = 0.0  # a user's leaf costs need not add up over groups of rows
             elif self.regression:
-                if not len(self.y):
-                    self._epb = 0.0
-                else:
-                    _, groups = np.unique(self.features.bucket.T, axis=0, return_inverse=True)
-                    self._epb = SquaredError().lower_bound(self.y, self.weights * self.scale,
-                                                           groups)
+                groups = row_groups(self.features.bucket.T)  # None: no two rows alike
+                self._epb = SquaredError().lower_bound(self.y, self.weights * self.scale,
+                                                       groups)
             else:
                 self._epb = equivalent_points_bound(self.features.bucket.T, self.labels,
                                                     self.weights * self.scale, self.n_classes)

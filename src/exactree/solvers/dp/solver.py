@@ -105,12 +105,30 @@ def equivalent_points_bound(rows: np.ndarray, labels: np.ndarray, weights: np.nd
     """Weight every tree misclassifies: rows equal in ``rows`` (one row of features each) share
     a leaf, so all but the heaviest class of each such group are wrong (GOSDT's
     equivalent-points bound). A cheap global lower bound when a search is cut short."""
-    if not len(labels):
+    group = row_groups(rows)
+    if group is None:
         return 0.0
-    _, group = np.unique(rows, axis=0, return_inverse=True)
     weight = np.zeros((group.max() + 1, n_classes))
-    np.add.at(weight, (group.ravel(), labels), weights)
+    np.add.at(weight, (group, labels), weights)
     return float(weight.sum() - weight.max(axis=1).sum())
+
+
+def row_groups(rows: np.ndarray) -> np.ndarray | None:
+    """Each row's group among the rows equal in every column (ids from 0), or None when no two
+    rows are equal. Column by column, one sort of integers each, stopping once every row
+    stands alone: raw numeric columns stop after one or two (``np.unique`` over whole rows took
+    0.8 s on 300,000 rows of 10 columns, the time a cut-short fit of them had left)."""
+    n = len(rows)
+    if n == 0:
+        return None
+    group = np.zeros(n, np.int64)
+    for column in rows.T:
+        _, ids = np.unique(column, return_inverse=True)
+        # (group < n and ids < n: the key stays below n**2, within int64 for n < 3e9)
+        _, group = np.unique(group * (int(ids.max()) + 1) + ids.ravel(), return_inverse=True)
+        if group.max() == n - 1:
+            return None
+    return group.ravel()
 
 
 @dataclass
