@@ -727,7 +727,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if use_km:
         _target_order(target, korder[0])
     fr_hist = np.zeros(Lmax, np.bool_)  # whether a frame is solved by solve_depth2
-    # Scratch of _segment.solve_depth2_two_class; each frame's evaluations before it started.
+    # Scratch of _segment.best_split_on; per frame, the root feature fr_swept counts the rows
+    # swept for (SEGMENT_SWITCH) and whether g_pos holds the frame's row positions.
     use_seg = (flags[USE_SEGMENT] and two_class and min_leaf <= 1 and D >= 2
                and budget >= 3 and n > 1)
     g_size = tree_size(n) if use_seg else 0
@@ -735,9 +736,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     g_seg = np.zeros((2 * g_size, 6))
     g_side = np.zeros((2, n if use_seg else 0))
     g_out = np.zeros((F, 2))
-    fr_gf = np.full(Lmax, -2, np.int64)  # the feature whose sweeps fr_swept counts
-    fr_swept = np.zeros(Lmax, np.int64)  # rows x features swept evaluating its splits
-    fr_gpos = np.zeros(Lmax, np.bool_)  # whether g_pos holds the frame's row positions
+    fr_gf = np.full(Lmax, -2, np.int64)
+    fr_swept = np.zeros(Lmax, np.int64)
+    fr_gpos = np.zeros(Lmax, np.bool_)
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -858,16 +859,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                   h_allc, root_lo, root_hi, L == 0, h_f, h_b, board[DEADLINE])
             stats[ST_EVALS] += B - F
             work += F * F * fr_n[L] + 2 * S * B * B
-            if c < fr_best[L]:
-                fr_best[L] = c
-                best_f[L, :] = -1
-                best_f[L, :7] = h_f
-                best_b[L, :7] = h_b
-                if use_global and L > 0:
-                    _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
-                                   fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
-                                   kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
-            fr_ub[L] = min(fr_ub[L], fr_best[L])
+            if _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) and use_global and L > 0:
+                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
+                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
             if cut:  # past the deadline: not solved, and the next look at the clock stops
                 work = clock_work
                 continue
@@ -895,17 +890,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     work = clock_work
                     continue
                 if c < fr_best[L]:
-                    fr_best[L] = c
                     _segment_tree(L, f, t, rows, bv, lab, m, side, weights, fr_tot, tot2, cnt2,
                                   sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
-                    best_f[L, :] = -1
-                    best_f[L, :7] = h_f
-                    best_b[L, :7] = h_b
-                    if use_global and L > 0:
+                    if _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) and use_global \
+                            and L > 0:
                         _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
                                        fr_lb1, fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b,
                                        kid_f, kid_b, g_cost, g_f, g_b, g_own, g_tot, target, fn)
-                    fr_ub[L] = min(fr_ub[L], fr_best[L])
                 fr_qn[L] = 0  # the feature is done
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
@@ -1365,12 +1356,26 @@ def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt, targe
     cnt[1] = n - p
 
 
+@njit(cache=True, inline="always")
+def _adopt(L, c, tf, tb, fr_best, best_f, best_b, fr_ub):
+    """Frame ``L`` takes the tree of depth two ``tf``/``tb`` (heap layout, cost ``c``) as its
+    incumbent if it is better; returns whether it was."""
+    better = c < fr_best[L]
+    if better:
+        fr_best[L] = c
+        best_f[L, :] = -1
+        best_f[L, :7] = tf
+        best_b[L, :7] = tb
+    fr_ub[L] = min(fr_ub[L], fr_best[L])
+    return better
+
+
 @njit(cache=True)
 def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw, feat_lb, order,
                   out, penalty, tree_f, tree_b):
-    """The tree of :func:`_segment.solve_depth2_two_class`'s answer at level ``L`` (root
-    split: feature ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each
-    side, found again by a two-class sweep."""
+    """The tree of :func:`_segment.best_split_on`'s answer at level ``L`` (root split: feature
+    ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
+    again by a two-class sweep."""
     _mark_sides(rows, L, n, f, t + 1, side)
     _side_totals(lab, L, f, t + 1, n, rows, weights, False, fr_tot[L, 0], tot, cnt, None)
     feat_lb[:, :] = -INF
