@@ -4,6 +4,7 @@
     python benchmarks/bench_continuous.py --depths 4 --limit 600
     python benchmarks/bench_continuous.py --scaling         # time against rows and depth
     python benchmarks/bench_continuous.py --thermometer     # quantile 0/1 codes vs STreeD, depth 4
+    python benchmarks/bench_continuous.py --noisy           # large noisy synthetic data, depth 2
 
 exactree is timed through ``OptimalTreeClassifier.fit`` as a user calls it (input checks,
 encoding, thresholds and all); ConTree through ``pycontree.ConTree.fit``, STreeD through
@@ -148,6 +149,21 @@ def run_scaling(limit):
         compare("bank", X, y, depth, limit, contree, "ConTree")
 
 
+def run_noisy(limit):
+    """Large numeric data whose labels no small tree fits (10 normal columns, class
+    ``x0 + x1 * x2 > 0``): the bounds prune few depth-two root splits, the case the segment
+    trees of the ordered search are for. 10k and 50k rows, depth 2, next to ConTree."""
+    rng = np.random.default_rng(0)
+    ratios = {}
+    for n in (10_000, 50_000):
+        X = rng.normal(size=(n, 10))
+        y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+        r = compare(f"noisy-{n}", X, y, 2, limit, contree, "ConTree")
+        if r is not None:
+            ratios.setdefault(2, []).append(r[0])
+    summary(ratios)
+
+
 def thermometer(X, k):
     """0/1 columns ``x_j <= t`` at ``k`` quantile thresholds per column (a user's binarisation)."""
     cols = []
@@ -174,11 +190,14 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(SETS + SKLEARN_SETS))
     parser.add_argument("--scaling", action="store_true")
     parser.add_argument("--thermometer", action="store_true")
+    parser.add_argument("--noisy", action="store_true")
     parser.add_argument("--quantiles", type=int, default=10)
     args = parser.parse_args()
     warm()
     if args.scaling:
         run_scaling(args.limit)
+    elif args.noisy:
+        run_noisy(args.limit)
     elif args.thermometer:
         run_thermometer(max(args.depths), args.limit, args.datasets, args.quantiles)
     else:
