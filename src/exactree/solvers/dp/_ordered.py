@@ -727,8 +727,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     if use_km:
         _target_order(target, korder[0])
     fr_hist = np.zeros(Lmax, np.bool_)  # whether a frame is solved by solve_depth2
-    # Scratch of _segment.best_split_on; per frame, the root feature fr_swept counts the rows
-    # swept for (SEGMENT_SWITCH) and whether g_pos holds the frame's row positions.
+    # Scratch of _segment.best_split_on. Only the depth-two frame on top of the stack sweeps
+    # (it starts no child frame), so scalars hold its state, keyed by its number (the frames
+    # started so far): the rows its current root feature swept (SEGMENT_SWITCH), which frame
+    # and feature they count for, and which frame's row positions g_pos holds.
     use_seg = (flags[USE_SEGMENT] and two_class and min_leaf <= 1 and D >= 2
                and budget >= 3 and n > 1)
     g_size = tree_size(n) if use_seg else 0
@@ -736,9 +738,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     g_seg = np.zeros((2 * g_size, 6))
     g_side = np.zeros((2, n if use_seg else 0))
     g_out = np.zeros((F, 2))
-    fr_gf = np.full(Lmax, -2, np.int64)
-    fr_swept = np.zeros(Lmax, np.int64)
-    fr_gpos = np.zeros(Lmax, np.bool_)
+    g_swept = 0
+    g_frame = -1
+    g_feat = -1
+    g_pos_frame = -1
     for t in range(H):
         tree_f[t] = -1
         tree_b[t] = 0
@@ -818,8 +821,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                            target, fn, fr_rho, penalty, sweep, bud1, fr_bud, korder, kbuf,
                            kstack, fr_low, fr_lbk, board[DEADLINE]):
                 work = clock_work
-            fr_gf[L + 1] = -2
-            fr_gpos[L + 1] = False
             L += 1
             if use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
@@ -872,14 +873,16 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 and fr_best[L] > fr_lbk[L]):
             # A two-class depth-two node, in the middle of a root feature's splits: once they
             # cost more one by one than all of them at once, the rest at once (_segment).
-            if fr_gf[L] != fr_fi[L]:  # a new feature: its sweeps count from here
-                fr_gf[L] = fr_fi[L]
-                fr_swept[L] = 0
+            here = stats[ST_FRAMES]
+            if g_frame != here or g_feat != fr_fi[L]:  # a new feature: sweeps count from here
+                g_frame = here
+                g_feat = fr_fi[L]
+                g_swept = 0
             m = fr_n[L]
-            if fr_swept[L] >= SEGMENT_SWITCH * F * m * np.log2(m):
-                if not fr_gpos[L]:
+            if g_swept >= SEGMENT_SWITCH * F * m * np.log2(m):
+                if g_pos_frame != here:
                     row_positions(rows[L], m, g_pos)
-                    fr_gpos[L] = True
+                    g_pos_frame = here
                 f = fr_f[L]
                 c, t, cut = best_split_on(f, rows[L], bv[L], lab[L], m, weights, penalty,
                                           root_lo[f] if L == 0 else 0,
@@ -938,9 +941,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 binary = two_class  # the two-class sweep is a misclassification fact
                 if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    fr_swept[L] += _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side,
-                                                       weights, min_leaf, tot2, cnt2, sw,
-                                                       feat_lb, gorder, ev_g[L, s], penalty)
+                    g_swept += _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side,
+                                                   weights, min_leaf, tot2, cnt2, sw, feat_lb,
+                                                   gorder, ev_g[L, s], penalty)
                 else:
                     _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
                                  tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
@@ -1043,8 +1046,6 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                sw, feat_cost, stats, target, fn, fr_rho, penalty, sweep, bud2,
                                fr_bud, korder, kbuf, kstack, fr_low, fr_lbk, board[DEADLINE]):
                     work = clock_work
-                fr_gf[L + 1] = -2
-                fr_gpos[L + 1] = False
                 L += 1
                 if use_global:
                     _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,

@@ -307,10 +307,9 @@ class OrderedSolver:
         depth-two histograms' scratch (4 bytes a row and feature, 16 bytes per statistic and
         bucket for at most 4096 buckets, see :mod:`._histogram`), with two classes the
         segment trees' (96 bytes a row, rounded up to a power of two, and 16 bytes a row, see
-        :mod:`._segment`); then the tree building
-        after it (about 48 bytes a row). Depth 0 (a single leaf) needs only the latter. An
-        upper bound: the resident memory measured is 65-85% of it (pages of deeper levels,
-        which hold fewer rows, are never touched)."""
+        :mod:`._segment`); then the tree building after it (about 48 bytes a row). Depth 0 (a
+        single leaf) needs only the latter. An upper bound: the resident memory measured is
+        65-85% of it (pages of deeper levels, which hold fewer rows, are never touched)."""
         F, n = self.features.bucket.shape
         K = self.n_classes
         after = 48 * n + 16 * K * (1 << (depth + 1))
