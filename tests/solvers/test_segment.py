@@ -38,6 +38,14 @@ def scratch(n, F, rows=None):
     return pos, np.zeros((2 * tree_size(n), 6)), np.zeros((2, n))
 
 
+def spans_of(bv, f, n, lo=0, hi=1 << 62):
+    """The one span of positions of ``f``'s order whose bucket lies within ``lo .. hi``."""
+    inside = np.flatnonzero((bv[f, :n] >= lo) & (bv[f, :n] <= hi))
+    if not len(inside):
+        return np.zeros((0, 2), np.int64), 0
+    return np.array([[inside[0], inside[-1]]], np.int64), 1
+
+
 def brute_depth2(bucket, y, w, penalty, root=None):
     """Least misclassified weight plus ``penalty`` per split of a tree of depth <= 2 (a side
     may stay a leaf); ``root``: (feature, lo, hi) restricts the root split (no leaf then)."""
@@ -85,14 +93,15 @@ def test_each_root_feature_matches_brute_force(seed):
     rows, bv, lab = sorted_node(bucket, y)
     node = min(w[y == 0].sum(), w[y == 1].sum())
     for f in range(F):
-        cost, t, cut = best_split_on(f, rows, bv, lab, n, w, penalty, 0, 1 << 62, np.inf,
-                                     *scratch(n, F, rows))
+        cost, t, cut = best_split_on(f, rows, bv, lab, n, w, penalty, *spans_of(bv, f, n),
+                                     np.inf, *scratch(n, F, rows))
         assert not cut
         assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, 0, 1 << 62)),
                                      abs=1e-9)
         if t >= 0:
             assert bv[f, t] != bv[f, t + 1]
-            again = best_split_on(f, rows, bv, lab, n, w, penalty, bv[f, t], bv[f, t], np.inf,
+            again = best_split_on(f, rows, bv, lab, n, w, penalty,
+                                  *spans_of(bv, f, n, bv[f, t], bv[f, t]), np.inf,
                                   *scratch(n, F, rows))
             assert again == (pytest.approx(cost, abs=1e-9), t, False)
         node = min(node, cost)
@@ -108,10 +117,52 @@ def test_one_root_feature_within_a_bucket_range(seed):
     rows, bv, lab = sorted_node(bucket, y)
     f = int(rng.integers(0, F))
     lo, hi = sorted(int(v) for v in rng.integers(0, bucket[f].max() + 1, 2))
-    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, lo, hi, np.inf,
-                               *scratch(n, F, rows))
+    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, *spans_of(bv, f, n, lo, hi),
+                               np.inf, *scratch(n, F, rows))
     assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, lo, hi)), abs=1e-9)
     assert (t == -1) == (cost == np.inf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=SEED)
+def test_several_spans_match_brute_force(seed):
+    """Root splits within a few disjoint spans of positions: between spans the rows move one
+    by one or the trees are built again (both happen on these sizes)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    F = int(rng.integers(1, 4))
+    bucket = rng.integers(0, int(rng.integers(1, 40)), (F, n)).astype(np.int64)
+    y = rng.integers(0, 2, n).astype(np.int64)
+    w = rng.integers(1, 5, n).astype(float) if rng.random() < 0.5 else np.ones(n)
+    penalty = float(rng.choice([0.0, 1e-3, 0.5]))
+    rows, bv, lab = sorted_node(bucket, y)
+    f = int(rng.integers(0, F))
+    ends = np.unique(rng.integers(0, n, 2 * int(rng.integers(1, 5))))
+    spans = ends[: len(ends) // 2 * 2].reshape(-1, 2).astype(np.int64)
+    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, spans, len(spans), np.inf,
+                               *scratch(n, F, rows))
+
+    def leaf(idx):
+        return min(w[idx][y[idx] == 0].sum(), w[idx][y[idx] == 1].sum())
+
+    def depth1(idx):
+        best = leaf(idx)
+        for g in range(F):
+            for v in np.unique(bucket[g, idx])[:-1]:
+                a, b = idx[bucket[g, idx] <= v], idx[bucket[g, idx] > v]
+                best = min(best, leaf(a) + leaf(b) + penalty)
+        return best
+
+    want, at = np.inf, -1
+    for a, b in spans:
+        for s in range(a, min(b, n - 2) + 1):
+            if bv[f, s] != bv[f, s + 1]:
+                c = depth1(rows[f, : s + 1]) + depth1(rows[f, s + 1:]) + penalty
+                if c < want - 1e-12:
+                    want, at = c, s
+    assert cost == pytest.approx(want, abs=1e-9)
+    if at >= 0:
+        assert bv[f, t] != bv[f, t + 1] and any(a <= t <= b for a, b in spans)
 
 
 def noisy(rng, n, F):
@@ -162,7 +213,7 @@ def test_a_passed_deadline_stops_the_solve():
     feats, _ = features_of(X, y)
     F, n = feats.bucket.shape
     rows, bv, lab = sorted_node(feats.bucket, y.astype(np.int64))
-    args = (0, rows, bv, lab, n, np.ones(n), 0.0, 0, 1 << 62)
+    args = (0, rows, bv, lab, n, np.ones(n), 0.0, *spans_of(bv, 0, n))
     full = best_split_on(*args, np.inf, *scratch(n, F, rows))
     assert full[2] is False and full[0] < np.inf
     assert best_split_on(*args, time.perf_counter() - 1.0, *scratch(n, F, rows)) == \

@@ -63,7 +63,7 @@ from .._clock import now as _now
 from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
-from ._segment import best_split_on, row_positions, tree_size
+from ._segment import best_split_on, row_positions, tree_size, update_work
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -100,14 +100,15 @@ ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
 # A root feature of a two-class depth-two node whose splits, evaluated one by one, have swept
-# SEGMENT_SWITCH x features x rows x log2(rows) rows (what solving all its splits at once by
-# segment trees takes, in tree-node updates) has its remaining splits solved at once
-# (_segment.best_split_on). An update costs about twice what a row swept costs, so a feature
-# costs at most about twice the better of the two ways; most features end long before (the
-# bounds prune their splits). Measured on bench_continuous.py's sets at depths 2 and 3 with
-# 0.5, 1, 2 and 3: below 2 some depth-3 fits were 20-30% slower (raisin, occupancy), at 2 every
-# set is within noise of sweeping alone; 50,000 noisy rows at depth 2: 4x faster.
+# SEGMENT_SWITCH x what solving its queued splits at once by segment trees takes (in tree-node
+# updates, _segment.update_work; an update costs about twice what a row swept costs) has them
+# solved at once (_segment.best_split_on). A frame with a bound from its parent prunes its
+# queue fast, so it waits longer; one without (the root of a depth-two fit) mostly evaluates
+# what it queued, and switches at parity. Measured on bench_continuous.py's sets at depths 2
+# and 3 (0.5-3): lower values made some fits 10-30% slower (bidding and breast cancer at depth
+# 2, raisin and occupancy at depth 3), these are within noise of sweeping alone or faster.
 SEGMENT_SWITCH = 2.0
+SEGMENT_SWITCH_UNBOUNDED = 1.0
 
 
 @njit(cache=True, inline="always")
@@ -738,6 +739,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     g_seg = np.zeros((2 * g_size, 6))
     g_side = np.zeros((2, n if use_seg else 0))
     g_out = np.zeros((F, 2))
+    g_spans = np.zeros((n + 2 if use_seg else 0, 2), np.int64)
+    g_keys = np.zeros(n + 2 if use_seg else 0, np.int64)
     g_swept = 0
     g_frame = -1
     g_feat = -1
@@ -879,16 +882,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 g_feat = fr_fi[L]
                 g_swept = 0
             m = fr_n[L]
-            if g_swept >= SEGMENT_SWITCH * F * m * np.log2(m):
+            k = _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono,
+                              flags, g_spans, g_keys)
+            work_seg = F * update_work(g_spans, k, g_size)
+            switch = SEGMENT_SWITCH_UNBOUNDED if fr_ub_in[L] == INF else SEGMENT_SWITCH
+            if k > 0 and g_swept >= switch * work_seg:
                 if g_pos_frame != here:
                     row_positions(rows[L], m, g_pos)
                     g_pos_frame = here
                 f = fr_f[L]
                 c, t, cut = best_split_on(f, rows[L], bv[L], lab[L], m, weights, penalty,
-                                          root_lo[f] if L == 0 else 0,
-                                          root_hi[f] if L == 0 else ALL_BUCKETS,
-                                          board[DEADLINE], g_pos, g_seg, g_side)
-                work += F * m * int(np.log2(m))
+                                          g_spans, k, board[DEADLINE], g_pos, g_seg, g_side)
+                work += int(work_seg)
                 if cut:  # past the deadline: the next look at the clock stops
                     work = clock_work
                     continue
@@ -1690,6 +1695,35 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         cur[L, 3] = re
         fr_mid[L] = (lo + hi) // 2
         return fr_mid[L]
+
+
+@njit(cache=True)
+def _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono, flags, spans,
+                  keys):
+    """The queued intervals of level ``L`` that their interval bound does not rule out, as
+    position spans of the current feature's order (:func:`_segment.best_split_on`), sorted;
+    returns their number."""
+    k = 0
+    h = fr_qh[L]
+    n1 = keys.shape[0]
+    for _ in range(fr_qn[L]):
+        lo, hi, le, re = queue[L, h, 0], queue[L, h, 1], queue[L, h, 2], queue[L, h, 3]
+        h = h + 1 if h + 1 < queue.shape[1] else 0
+        if flags[USE_INTERVALS] and mono:
+            bound = penalty
+            if le >= 0:
+                bound += ev_l[L, le]
+            if re >= 0:
+                bound += ev_r[L, re]
+            if bound >= fr_ub[L]:
+                continue
+        keys[k] = (sp[L, lo] - 1) * n1 + sp[L, hi] - 1
+        k += 1
+    keys[:k].sort()
+    for j in range(k):
+        spans[j, 0] = keys[j] // n1
+        spans[j, 1] = keys[j] % n1
+    return k
 
 
 @njit(cache=True)

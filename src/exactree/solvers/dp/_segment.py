@@ -66,21 +66,58 @@ def row_positions(rows, n, pos):
 
 
 @njit(cache=True)
-def best_split_on(f, rows, bv, lab, n, weights, penalty, lo, hi, deadline, pos, seg, side_best):
+def update_work(spans, k, size):
+    """What :func:`best_split_on` does per feature for the ``k`` first ``spans``, in tree-node
+    updates: a row moved costs a path (``log2 size`` nodes), a gap between two spans costs its
+    rows' paths or one rebuild of the trees (about ``1.5 * size`` nodes), whichever is less."""
+    depth = np.log2(size) + 1.0
+    rebuild = 1.5 * size
+    work = rebuild
+    for j in range(k):
+        if j > 0:
+            work += min(rebuild, (spans[j, 0] - spans[j - 1, 1]) * depth)
+        work += (spans[j, 1] - spans[j, 0] + 1) * depth
+    return work
+
+
+@njit(cache=True)
+def _rebuild(seg, g, f, rows, bv, lab, n, weights, pos, last):
+    """Feature ``g``'s trees with the rows up to position ``last`` of ``f``'s order left."""
+    size = seg.shape[0] // 2
+    for q in range(size):
+        cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
+        v = 0.0
+        left = False
+        if q < n:
+            r = rows[g, q]
+            v = weights[r] if lab[g, q] == 0 else -weights[r]
+            left = pos[r, f] <= last
+        _leaf(seg, size + q, 0, v if left else 0.0, cut)
+        _leaf(seg, size + q, 1, 0.0 if left else v, cut)
+    for i in range(size - 1, 0, -1):
+        _pull(seg, i)
+
+
+@njit(cache=True)
+def best_split_on(f, rows, bv, lab, n, weights, penalty, spans, k, deadline, pos, seg,
+                  side_best):
     """The least cost of a tree of depth at most two of a node with two classes whose root
-    splits feature ``f`` at a bucket within ``lo .. hi`` (of the last row left of it), every
-    split charged ``penalty`` (misclassified weight plus penalties; a side may stay a leaf;
-    no minimum leaf size). Returns ``(cost, t, cut)``: the root splits after ``f``'s ``t + 1``
-    first rows (``t = -1``, cost INF: no such split); ``cut`` (cost INF) when it stopped past
-    the ``deadline`` (see :func:`.._clock.late`).
+    splits feature ``f`` after a position ``t`` of its order within one of the ``k`` first
+    ``spans`` (rows ``(a, b)``: ``a <= t <= b``; sorted, disjoint), every split charged
+    ``penalty`` (misclassified weight plus penalties; a side may stay a leaf; no minimum leaf
+    size). Returns ``(cost, t, cut)``: the root splits after ``f``'s ``t + 1`` first rows
+    (``t = -1``, cost INF: no such split); ``cut`` (cost INF) when it stopped past the
+    ``deadline`` (see :func:`.._clock.late`).
 
     ``rows[g, :n]`` are the node's rows sorted by feature ``g``, ``bv``/``lab`` their buckets and
     labels (0 or 1) in that order, ``pos`` from :func:`row_positions`. Scratch: ``seg``
     (twice :func:`tree_size` x 6: each node's sum, least and largest prefix sum in the left
-    side's tree, then the right side's), ``side_best`` (2 x rows).
+    side's tree, then the right side's), ``side_best`` (2 x rows). Between two spans the rows
+    move one by one or the trees are built again, whichever costs less (:func:`update_work`).
     """
     F = rows.shape[0]
     size = seg.shape[0] // 2
+    depth = np.log2(size) + 1.0
     t0 = 0.0
     t1 = 0.0
     for t in range(n):
@@ -89,61 +126,66 @@ def best_split_on(f, rows, bv, lab, n, weights, penalty, lo, hi, deadline, pos, 
         else:
             t1 += weights[rows[f, t]]
     # Each threshold's sides as leaves; -1 marks a position that is no threshold.
+    side_best[0, :n] = -1.0
     l0 = 0.0
     l1 = 0.0
     any_cut = False
+    j = 0
     for t in range(n - 1):
         if lab[f, t] == 0:
             l0 += weights[rows[f, t]]
         else:
             l1 += weights[rows[f, t]]
-        side_best[0, t] = -1.0
-        if bv[f, t + 1] != bv[f, t] and lo <= bv[f, t] <= hi:
+        while j < k and spans[j, 1] < t:
+            j += 1
+        if j < k and spans[j, 0] <= t and bv[f, t + 1] != bv[f, t]:
             side_best[0, t] = min(l0, l1)
             side_best[1, t] = min(t0 - l0, t1 - l1)
             any_cut = True
     if not any_cut:
         return INF, -1, False
     for g in range(F):
-        # The left side's tree starts empty, the right side's holds every row.
-        for q in range(size):
-            cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
-            v = 0.0
-            if q < n:
-                w = weights[rows[g, q]]
-                v = w if lab[g, q] == 0 else -w
-            _leaf(seg, size + q, 0, 0.0, cut)
-            _leaf(seg, size + q, 1, v, cut)
-        for i in range(size - 1, 0, -1):
-            _pull(seg, i)
+        last = -2  # rows up to this position of f's order are left (-2: no trees yet)
         l0 = 0.0
         l1 = 0.0
-        for t in range(n - 1):
-            r = rows[f, t]
-            w = weights[r]
-            if lab[f, t] == 0:
-                v = w
-                l0 += w
-            else:
-                v = -w
-                l1 += w
-            q = pos[r, g]
-            cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
-            i = size + q
-            _leaf(seg, i, 0, v, cut)
-            _leaf(seg, i, 1, 0.0, cut)
-            i >>= 1
-            while i >= 1:
-                _pull(seg, i)
+        for j in range(k):
+            a = spans[j, 0]
+            if last < -1 or (a - 1 - last) * depth > 1.5 * size:
+                last = a - 1
+                _rebuild(seg, g, f, rows, bv, lab, n, weights, pos, last)
+                l0 = l1 = 0.0
+                for t in range(a):
+                    if lab[f, t] == 0:
+                        l0 += weights[rows[f, t]]
+                    else:
+                        l1 += weights[rows[f, t]]
+            for t in range(last + 1, min(spans[j, 1], n - 2) + 1):
+                r = rows[f, t]
+                w = weights[r]
+                if lab[f, t] == 0:
+                    v = w
+                    l0 += w
+                else:
+                    v = -w
+                    l1 += w
+                q = pos[r, g]
+                cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
+                i = size + q
+                _leaf(seg, i, 0, v, cut)
+                _leaf(seg, i, 1, 0.0, cut)
                 i >>= 1
-            if side_best[0, t] < 0.0:
-                continue
-            c = min(l1 + seg[1, 1], l0 - seg[1, 2]) + penalty
-            if c < side_best[0, t]:
-                side_best[0, t] = c
-            c = min(t1 - l1 + seg[1, 4], t0 - l0 - seg[1, 5]) + penalty
-            if c < side_best[1, t]:
-                side_best[1, t] = c
+                while i >= 1:
+                    _pull(seg, i)
+                    i >>= 1
+                last = t
+                if t < a or side_best[0, t] < 0.0:
+                    continue
+                c = min(l1 + seg[1, 1], l0 - seg[1, 2]) + penalty
+                if c < side_best[0, t]:
+                    side_best[0, t] = c
+                c = min(t1 - l1 + seg[1, 4], t0 - l0 - seg[1, 5]) + penalty
+                if c < side_best[1, t]:
+                    side_best[1, t] = c
         if _late(n, deadline):
             return INF, -1, True
     best = INF
