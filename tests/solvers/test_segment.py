@@ -1,7 +1,7 @@
 """The two-class depth-two solve of one root feature by segment trees (``_segment``) and where
 the ordered search hands a root feature's splits to it: exact against brute force (ties,
-constant columns, weights, penalties, bucket ranges), the search's optimum unchanged with the
-technique on or off, and a stop for a deadline."""
+constant columns, weights, penalties, bucket ranges, several spans), the search's optimum
+unchanged with the technique on or off, and a stop for a deadline."""
 
 from __future__ import annotations
 

@@ -1658,14 +1658,10 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         ub = fr_ub[L]
         if flags[USE_INTERVALS] and mono:
             # Every split between le and re keeps le's left rows and re's right rows.
-            bound = penalty
             if budgeted:
-                bound += _pair_bound(L, le, re, ev_b, fr_bud, fr_d)
+                bound = penalty + _pair_bound(L, le, re, ev_b, fr_bud, fr_d)
             else:
-                if le >= 0:
-                    bound += ev_l[L, le]
-                if re >= 0:
-                    bound += ev_r[L, re]
+                bound = _between(L, le, re, ev_l, ev_r, penalty)
             if bound >= ub:
                 stats[ST_PRUNED] += 1
                 continue
@@ -1697,6 +1693,18 @@ def _next_split(L, rows, bv, lab, weights, rho, unit, min_leaf, mono, flags, sta
         return fr_mid[L]
 
 
+@njit(cache=True, inline="always")
+def _between(L, le, re, ev_l, ev_r, penalty):
+    """A bound on every split between the evaluated splits ``le`` and ``re`` (-1: none), which
+    keep ``le``'s left rows and ``re``'s right rows, plus ``penalty``."""
+    bound = penalty
+    if le >= 0:
+        bound += ev_l[L, le]
+    if re >= 0:
+        bound += ev_r[L, re]
+    return bound
+
+
 @njit(cache=True)
 def _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono, flags, spans,
                   keys):
@@ -1709,14 +1717,8 @@ def _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono, 
     for _ in range(fr_qn[L]):
         lo, hi, le, re = queue[L, h, 0], queue[L, h, 1], queue[L, h, 2], queue[L, h, 3]
         h = h + 1 if h + 1 < queue.shape[1] else 0
-        if flags[USE_INTERVALS] and mono:
-            bound = penalty
-            if le >= 0:
-                bound += ev_l[L, le]
-            if re >= 0:
-                bound += ev_r[L, re]
-            if bound >= fr_ub[L]:
-                continue
+        if flags[USE_INTERVALS] and mono and _between(L, le, re, ev_l, ev_r, penalty) >= fr_ub[L]:
+            continue
         keys[k] = (sp[L, lo] - 1) * n1 + sp[L, hi] - 1
         k += 1
     keys[:k].sort()

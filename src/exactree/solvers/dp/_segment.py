@@ -6,7 +6,8 @@ The ordered search (:mod:`._ordered`) evaluates a depth-two node's root splits o
 each a sweep over every feature's rows. Its bounds skip most root splits when the node's
 classes separate well, but on large noisy nodes they skip few, and then every root split costs
 ``features x rows`` (150,000 rows of 10 features: 2,900 of them evaluated, a minute); the
-search then hands the rest of a root feature's splits to :func:`best_split_on`.
+search then hands the splits a root feature still has queued (a few spans of its order) to
+:func:`best_split_on`.
 
 With two classes the best test of a set of rows on feature ``g`` needs no sweep once the
 running class difference ``d = P0 - P1`` along ``g``'s order is known: its two leaves cost
@@ -15,7 +16,8 @@ positions where ``g``'s value changes). A segment tree over ``g``'s order holdin
 ``+w`` (class 0), ``-w`` (class 1) or ``0`` (not in the set) keeps ``min d`` and ``max d`` at its
 root under single-row updates in ``O(log rows)``. Sweeping the root feature ``f``'s rows in
 order moves one row at a time from the right side's tree to the left side's: after each
-threshold of ``f`` both sides' best tests on ``g`` are read off the roots.
+threshold of ``f`` both sides' best tests on ``g`` are read off the roots. Across a wide gap
+between two spans the trees are built again instead, in ``O(rows)``.
 """
 from __future__ import annotations
 
