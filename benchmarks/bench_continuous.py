@@ -150,17 +150,20 @@ def run_scaling(limit):
 
 
 def run_noisy(limit):
-    """Large numeric data whose labels no small tree fits (10 normal columns, class
-    ``x0 + x1 * x2 > 0``): the bounds prune few depth-two root splits, the case the segment
-    trees of the ordered search are for. 10k and 50k rows, depth 2, next to ConTree."""
+    """Large numeric data whose labels no small tree fits (10 normal columns; two classes:
+    ``x0 + x1 * x2 > 0``, three: that sum cut at its tertiles): the bounds prune few depth-two
+    root splits, the case the segment trees of the ordered search are for (two classes). 10k
+    and 50k rows, depth 2, next to ConTree."""
     rng = np.random.default_rng(0)
     ratios = {}
-    for n in (10_000, 50_000):
-        X = rng.normal(size=(n, 10))
-        y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
-        r = compare(f"noisy-{n}", X, y, 2, limit, contree, "ConTree")
-        if r is not None:
-            ratios.setdefault(2, []).append(r[0])
+    for classes in (2, 3):
+        for n in (10_000, 50_000):
+            X = rng.normal(size=(n, 10))
+            s = X[:, 0] + X[:, 1] * X[:, 2]
+            y = np.digitize(s, np.quantile(s, [1 / 3, 2 / 3]) if classes == 3 else [0.0])
+            r = compare(f"noisy{classes}-{n}", X, y, 2, limit, contree, "ConTree")
+            if r is not None:
+                ratios.setdefault(2, []).append(r[0])
     summary(ratios)
 
 
