@@ -16,7 +16,7 @@ from ordered_cases import features_of, raw_splits, tree_cost
 
 from exactree import OptimalTreeClassifier
 from exactree.solvers.dp._ordered import _sort_root
-from exactree.solvers.dp._segment import best_split_on, row_positions, tree_size
+from exactree.solvers.dp._segment import best_split_on, pairs, row_positions, tree_size
 from exactree.solvers.dp.ordered import OrderedSolver
 
 SEED = st.integers(0, 2**32 - 1)
@@ -30,12 +30,20 @@ def sorted_node(bucket, y):
     return rows, bv, lab
 
 
-def scratch(n, F, rows=None):
+def scratch(n, F, rows=None, K=2):
     """Scratch arrays; with ``rows``, the row positions best_split_on reads."""
     pos = np.zeros((n, F), np.int32)
     if rows is not None:
         row_positions(rows, n, pos)
-    return pos, np.zeros((2 * tree_size(n), 6)), np.zeros((2, n))
+    return pos, np.zeros((2 * tree_size(n), 6 * pairs(K))), np.zeros((2, n))
+
+
+def leaf_of(w, y):
+    """A leaf's misclassified weight: all but its largest class."""
+    def leaf(idx):
+        return w[idx].sum() - max((w[idx][y[idx] == c].sum() for c in np.unique(y)),
+                                  default=0.0)
+    return leaf
 
 
 def spans_of(bv, f, n, lo=0, hi=1 << 62):
@@ -50,9 +58,7 @@ def brute_depth2(bucket, y, w, penalty, root=None):
     """Least misclassified weight plus ``penalty`` per split of a tree of depth <= 2 (a side
     may stay a leaf); ``root``: (feature, lo, hi) restricts the root split (no leaf then)."""
     F, n = bucket.shape
-
-    def leaf(idx):
-        return min(w[idx][y[idx] == 0].sum(), w[idx][y[idx] == 1].sum())
+    leaf = leaf_of(w, y)
 
     def splits(idx, feats):
         for g in feats:
@@ -72,14 +78,16 @@ def brute_depth2(bucket, y, w, penalty, root=None):
     return best
 
 
-def random_node(rng):
-    n = int(rng.integers(2, 30))
+def random_node(rng, n_max=30, buckets=8):
+    """A node of two to four classes (some may be absent), ties and constant columns."""
+    n = int(rng.integers(2, n_max))
     F = int(rng.integers(1, 4))
-    bucket = rng.integers(0, int(rng.integers(1, 8)), (F, n)).astype(np.int64)  # ties, constants
-    y = rng.integers(0, 2, n).astype(np.int64)
+    K = int(rng.integers(2, 5))
+    bucket = rng.integers(0, int(rng.integers(1, buckets)), (F, n)).astype(np.int64)
+    y = rng.integers(0, K, n).astype(np.int64)
     w = rng.integers(1, 5, n).astype(float) if rng.random() < 0.5 else np.ones(n)
     penalty = float(rng.choice([0.0, 1e-3, 0.5, 2.0]))
-    return bucket, y, w, penalty
+    return bucket, y, K, w, penalty
 
 
 @settings(max_examples=200, deadline=None)
@@ -88,21 +96,21 @@ def test_each_root_feature_matches_brute_force(seed):
     """The whole range of each feature, and the node's optimum as the least of them and the
     leaf; the split named costs what is returned."""
     rng = np.random.default_rng(seed)
-    bucket, y, w, penalty = random_node(rng)
+    bucket, y, K, w, penalty = random_node(rng)
     F, n = bucket.shape
     rows, bv, lab = sorted_node(bucket, y)
-    node = min(w[y == 0].sum(), w[y == 1].sum())
+    node = leaf_of(w, y)(np.arange(n))
     for f in range(F):
-        cost, t, cut = best_split_on(f, rows, bv, lab, n, w, penalty, *spans_of(bv, f, n),
-                                     np.inf, *scratch(n, F, rows))
+        cost, t, cut = best_split_on(f, rows, bv, lab, n, K, w, penalty, *spans_of(bv, f, n),
+                                     np.inf, *scratch(n, F, rows, K))
         assert not cut
         assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, 0, 1 << 62)),
                                      abs=1e-9)
         if t >= 0:
             assert bv[f, t] != bv[f, t + 1]
-            again = best_split_on(f, rows, bv, lab, n, w, penalty,
+            again = best_split_on(f, rows, bv, lab, n, K, w, penalty,
                                   *spans_of(bv, f, n, bv[f, t], bv[f, t]), np.inf,
-                                  *scratch(n, F, rows))
+                                  *scratch(n, F, rows, K))
             assert again == (pytest.approx(cost, abs=1e-9), t, False)
         node = min(node, cost)
     assert node == pytest.approx(brute_depth2(bucket, y, w, penalty), abs=1e-9)
@@ -112,13 +120,13 @@ def test_each_root_feature_matches_brute_force(seed):
 @given(seed=SEED)
 def test_one_root_feature_within_a_bucket_range(seed):
     rng = np.random.default_rng(seed)
-    bucket, y, w, penalty = random_node(rng)
+    bucket, y, K, w, penalty = random_node(rng)
     F, n = bucket.shape
     rows, bv, lab = sorted_node(bucket, y)
     f = int(rng.integers(0, F))
     lo, hi = sorted(int(v) for v in rng.integers(0, bucket[f].max() + 1, 2))
-    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, *spans_of(bv, f, n, lo, hi),
-                               np.inf, *scratch(n, F, rows))
+    cost, t, _ = best_split_on(f, rows, bv, lab, n, K, w, penalty, *spans_of(bv, f, n, lo, hi),
+                               np.inf, *scratch(n, F, rows, K))
     assert cost == pytest.approx(brute_depth2(bucket, y, w, penalty, (f, lo, hi)), abs=1e-9)
     assert (t == -1) == (cost == np.inf)
 
@@ -129,21 +137,15 @@ def test_several_spans_match_brute_force(seed):
     """Root splits within a few disjoint spans of positions: between spans the rows move one
     by one or the trees are built again (both happen on these sizes)."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 60))
-    F = int(rng.integers(1, 4))
-    bucket = rng.integers(0, int(rng.integers(1, 40)), (F, n)).astype(np.int64)
-    y = rng.integers(0, 2, n).astype(np.int64)
-    w = rng.integers(1, 5, n).astype(float) if rng.random() < 0.5 else np.ones(n)
-    penalty = float(rng.choice([0.0, 1e-3, 0.5]))
+    bucket, y, K, w, penalty = random_node(rng, n_max=60, buckets=40)
+    F, n = bucket.shape
     rows, bv, lab = sorted_node(bucket, y)
     f = int(rng.integers(0, F))
     ends = np.unique(rng.integers(0, n, 2 * int(rng.integers(1, 5))))
     spans = ends[: len(ends) // 2 * 2].reshape(-1, 2).astype(np.int64)
-    cost, t, _ = best_split_on(f, rows, bv, lab, n, w, penalty, spans, len(spans), np.inf,
-                               *scratch(n, F, rows))
-
-    def leaf(idx):
-        return min(w[idx][y[idx] == 0].sum(), w[idx][y[idx] == 1].sum())
+    cost, t, _ = best_split_on(f, rows, bv, lab, n, K, w, penalty, spans, len(spans), np.inf,
+                               *scratch(n, F, rows, K))
+    leaf = leaf_of(w, y)
 
     def depth1(idx):
         best = leaf(idx)
@@ -165,11 +167,15 @@ def test_several_spans_match_brute_force(seed):
         assert bv[f, t] != bv[f, t + 1] and any(a <= t <= b for a, b in spans)
 
 
-def noisy(rng, n, F):
+def noisy(rng, n, F, K=2):
     """Numeric rows whose labels follow no small tree: depth-two nodes whose bounds prune
-    few root splits, the case the search hands to the segment trees."""
+    few root splits, the case the search hands to the segment trees. ``K`` classes: the sum
+    cut at its quantiles."""
     X = rng.normal(size=(n, F)).round(2)
-    y = ((X[:, 0] + X[:, 1] * X[:, -1] > 0) ^ (rng.random(n) < 0.2)).astype(int)
+    s = X[:, 0] + X[:, 1] * X[:, -1]
+    y = np.digitize(s, np.quantile(s, np.arange(1, K) / K))
+    flip = rng.random(n) < 0.2
+    y[flip] = rng.integers(0, K, flip.sum())
     return X, y
 
 
@@ -177,10 +183,11 @@ def noisy(rng, n, F):
 @given(seed=SEED)
 def test_search_agrees_with_brute_force_with_and_without_the_technique(seed):
     rng = np.random.default_rng(seed)
-    X, y = noisy(rng, int(rng.integers(16, 28)), int(rng.integers(2, 4)))
+    K = int(rng.integers(2, 5))
+    X, y = noisy(rng, int(rng.integers(16, 28)), int(rng.integers(2, 4)), K)
     w = rng.integers(1, 4, len(y)).astype(float) if rng.random() < 0.5 else None
     depth = int(rng.integers(2, 4))
-    best = optimal_cost_and_splits(raw_splits(X), y, 2, depth, None, w)
+    best = optimal_cost_and_splits(raw_splits(X), y, K, depth, None, w)
     for tech in (None, OFF):
         model = OptimalTreeClassifier(max_depth=depth, search="ordered",
                                       techniques=tech).fit(X, y, sample_weight=w)
@@ -190,22 +197,22 @@ def test_search_agrees_with_brute_force_with_and_without_the_technique(seed):
         assert err == pytest.approx(model.objective_)
 
 
-@pytest.mark.parametrize("depth", [2, 3])
-def test_the_technique_takes_over_on_noisy_data_and_keeps_the_optimum(depth):
+@pytest.mark.parametrize("depth, K", [(2, 2), (3, 2), (2, 3), (2, 4)])
+def test_the_technique_takes_over_on_noisy_data_and_keeps_the_optimum(depth, K):
     """Fewer split evaluations (the segment trees finished some features), same optimum, a tree
     of the cost claimed; on a restricted root too."""
-    X, y = noisy(np.random.default_rng(1), 2000, 4)
+    X, y = noisy(np.random.default_rng(1), 2000, 4, K)
     feats, B = features_of(X, y)
-    on, off = (OrderedSolver(feats, y, 2, max_depth=depth, techniques=t) for t in (None, OFF))
+    on, off = (OrderedSolver(feats, y, K, max_depth=depth, techniques=t) for t in (None, OFF))
     a, b = on.solve(), off.solve()
-    assert a.cost == b.cost and a.tree.n_splits == b.tree.n_splits
+    assert a.cost == pytest.approx(b.cost) and a.tree.n_splits == b.tree.n_splits
     assert a.stats["split_evaluations"] < b.stats["split_evaluations"]
-    assert tree_cost(a.tree, B, y, 2, None) == pytest.approx(a.cost)
+    assert tree_cost(a.tree, B, y, K, None) == pytest.approx(a.cost)
     F = feats.bucket.shape[0]
     lo, hi = np.zeros(F, np.int64), np.full(F, -1, np.int64)
     hi[1] = int(np.median(feats.bucket[1]))
     shares = [s.solve(roots=(lo, hi)) for s in (on, off)]
-    assert shares[0].cost == shares[1].cost
+    assert shares[0].cost == pytest.approx(shares[1].cost)
 
 
 def test_a_passed_deadline_stops_the_solve():
@@ -213,7 +220,7 @@ def test_a_passed_deadline_stops_the_solve():
     feats, _ = features_of(X, y)
     F, n = feats.bucket.shape
     rows, bv, lab = sorted_node(feats.bucket, y.astype(np.int64))
-    args = (0, rows, bv, lab, n, np.ones(n), 0.0, *spans_of(bv, 0, n))
+    args = (0, rows, bv, lab, n, 2, np.ones(n), 0.0, *spans_of(bv, 0, n))
     full = best_split_on(*args, np.inf, *scratch(n, F, rows))
     assert full[2] is False and full[0] < np.inf
     assert best_split_on(*args, time.perf_counter() - 1.0, *scratch(n, F, rows)) == \

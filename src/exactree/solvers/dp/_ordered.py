@@ -63,7 +63,7 @@ from .._clock import now as _now
 from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
-from ._segment import best_split_on, row_positions, tree_size, update_work
+from ._segment import best_split_on, pairs, row_positions, tree_size, update_work
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -81,8 +81,8 @@ INF = np.inf
 # at least (see _class_bound); bucket_histograms: depth-two nodes with few buckets solved at
 # once from per-bucket statistics (see _histogram); kmeans_bound: squared error, a frame starts
 # from the k-means bound of its targets (see _kmeans) and ends at once when that reaches its
-# upper bound; segment_trees: in a two-class depth-two node, a root feature whose splits cost
-# more to evaluate one by one than all at once is finished at once (see _segment and
+# upper bound; segment_trees: in a depth-two node of 2-4 classes, a root feature whose splits
+# cost more to evaluate one by one than all at once is finished at once (see _segment and
 # SEGMENT_SWITCH).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
@@ -99,9 +99,10 @@ CLOCK_WORK = 4_000_000
 ALL_BUCKETS = 1 << 62  # root_hi of an unrestricted feature
 # Rows a two-class side sweep takes between two checks of whether it can still improve.
 SWEEP_BLOCK = 64
-# A root feature of a two-class depth-two node whose splits, evaluated one by one, have swept
-# SEGMENT_SWITCH x what solving its queued splits at once by segment trees takes (in tree-node
-# updates, _segment.update_work; an update costs about twice what a row swept costs) has them
+# A root feature of a depth-two node (2-4 classes) whose splits, evaluated one by one, have
+# swept SEGMENT_SWITCH x what solving its queued splits at once by segment trees takes (in
+# tree-node updates, _segment.update_work, per pair of classes; an update costs about twice what
+# a row swept costs) has them
 # solved at once (_segment.best_split_on). A frame with a bound from its parent prunes its
 # queue fast, so it waits longer; one without (the root of a depth-two fit) mostly evaluates
 # what it queued, and switches at parity. Measured on bench_continuous.py's sets at depths 2
@@ -109,6 +110,9 @@ SWEEP_BLOCK = 64
 # 2, raisin and occupancy at depth 3), these are within noise of sweeping alone or faster.
 SEGMENT_SWITCH = 2.0
 SEGMENT_SWITCH_UNBOUNDED = 1.0
+# Classes up to which segment trees run (one per pair of classes: memory and updates grow with
+# the pairs, 6 at 4 classes).
+SEGMENT_MAX_CLASSES = 4
 
 
 @njit(cache=True, inline="always")
@@ -253,7 +257,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
     move more than ``gap`` weight first (ConTree's skip). ``scratch_f``/``scratch_i`` are unused
     float/int arrays standing in for :func:`_consider`'s per-feature outputs. A side is done
     with a feature once the rows swept cost its best as one leaf (every later split's left
-    leaf holds them), and with all features once its best costs at most ``penalty``.
+    leaf holds them), and with all features once its best costs at most ``penalty``. Returns
+    the rows swept, over all features.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -262,6 +267,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         best[s, 1] = -1.0
         best[s, 2] = -1.0
         best[s, 3] = -1.0
+    swept = 0
     for g in range(F):
         if best[0, 0] <= penalty and best[1, 0] <= penalty:
             break
@@ -295,6 +301,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
                     done0 = best[0, 0] <= penalty or gap == INF
                 if done0 and done1:
                     break
+            swept += 1
             _add(pre, s, lab[g, t], w, r, target)
             c1 += s
             c0 += 1 - s
@@ -302,6 +309,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
             skip0 -= w - w * s
             prev1 = bg if one else prev1
             prev0 = prev0 if one else bg
+    return swept
 
 
 @njit(cache=True)
@@ -732,11 +740,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # (it starts no child frame), so scalars hold its state, keyed by its number (the frames
     # started so far): the rows its current root feature swept (SEGMENT_SWITCH), which frame
     # and feature they count for, and which frame's row positions g_pos holds.
-    use_seg = (flags[USE_SEGMENT] and two_class and min_leaf <= 1 and D >= 2
-               and budget >= 3 and n > 1)
+    use_seg = (flags[USE_SEGMENT] and target is None and fn is None
+               and 2 <= K <= SEGMENT_MAX_CLASSES and min_leaf <= 1 and D >= 2 and budget >= 3
+               and n > 1)
     g_size = tree_size(n) if use_seg else 0
     g_pos = h_loc if use_hist or not use_seg else np.zeros((n, F), np.int32)
-    g_seg = np.zeros((2 * g_size, 6))
+    g_seg = np.zeros((2 * g_size, 6 * pairs(K)))
     g_side = np.zeros((2, n if use_seg else 0))
     g_out = np.zeros((F, 2))
     g_spans = np.zeros((n + 2 if use_seg else 0, 2), np.int64)
@@ -874,8 +883,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             fr_fi[L] = F  # the frame is solved
         if (use_seg and fr_d[L] == 2 and fr_qn[L] > 0 and fr_bud[L] >= 3
                 and fr_best[L] > fr_lbk[L]):
-            # A two-class depth-two node, in the middle of a root feature's splits: once they
-            # cost more one by one than all of them at once, the rest at once (_segment).
+            # A depth-two node of few classes, in the middle of a root feature's splits: once
+            # they cost more one by one than all of them at once, the rest at once (_segment).
             here = stats[ST_FRAMES]
             if g_frame != here or g_feat != fr_fi[L]:  # a new feature: sweeps count from here
                 g_frame = here
@@ -884,14 +893,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             m = fr_n[L]
             k = _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono,
                               flags, g_spans, g_keys)
-            work_seg = F * update_work(g_spans, k, g_size)
+            work_seg = F * pairs(K) * update_work(g_spans, k, g_size)
             switch = SEGMENT_SWITCH_UNBOUNDED if fr_ub_in[L] == INF else SEGMENT_SWITCH
             if k > 0 and g_swept >= switch * work_seg:
                 if g_pos_frame != here:
                     row_positions(rows[L], m, g_pos)
                     g_pos_frame = here
                 f = fr_f[L]
-                c, t, cut = best_split_on(f, rows[L], bv[L], lab[L], m, weights, penalty,
+                c, t, cut = best_split_on(f, rows[L], bv[L], lab[L], m, K, weights, penalty,
                                           g_spans, k, board[DEADLINE], g_pos, g_seg, g_side)
                 work += int(work_seg)
                 if cut:  # past the deadline: the next look at the clock stops
@@ -899,7 +908,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     continue
                 if c < fr_best[L]:
                     _segment_tree(L, f, t, rows, bv, lab, m, side, weights, fr_tot, tot2, cnt2,
-                                  sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
+                                  sw, feat_lb, gorder, g_out, pre, feat_cost, penalty, h_f, h_b)
                     if _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) and use_global \
                             and L > 0:
                         _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
@@ -950,8 +959,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                                    weights, min_leaf, tot2, cnt2, sw, feat_lb,
                                                    gorder, ev_g[L, s], penalty)
                 else:
-                    _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights, unit, min_leaf,
-                                 tot2, cnt2, pre, sw, feat_cost, gorder, target, fn, penalty)
+                    g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
+                                            unit, min_leaf, tot2, cnt2, pre, sw, feat_cost,
+                                            gorder, target, fn, penalty)
                 work += F * fr_n[L]
                 cost = sw[0, 0] + sw[1, 0] + penalty
                 leafy = -1  # a budget of two splits: the side left a leaf, if any
@@ -1378,17 +1388,21 @@ def _adopt(L, c, tf, tb, fr_best, best_f, best_b, fr_ub):
 
 @njit(cache=True)
 def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw, feat_lb, order,
-                  out, penalty, tree_f, tree_b):
+                  out, pre, scratch, penalty, tree_f, tree_b):
     """The tree of :func:`_segment.best_split_on`'s answer at level ``L`` (root split: feature
     ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
-    again by a two-class sweep."""
+    again by one sweep (``pre``, ``scratch``: scratch of the sweep of more classes)."""
     _mark_sides(rows, L, n, f, t + 1, side)
     _side_totals(lab, L, f, t + 1, n, rows, weights, False, fr_tot[L, 0], tot, cnt, None)
-    feat_lb[:, :] = -INF
     for g in range(rows.shape[1]):
         order[g] = g
-    _sweep_sides_binary(rows[L], bv[L], lab[L], n, side, weights, 1, tot, cnt, sw, feat_lb,
-                        order, out, penalty)
+    if tot.shape[1] == 2:
+        feat_lb[:, :] = -INF
+        _sweep_sides_binary(rows[L], bv[L], lab[L], n, side, weights, 1, tot, cnt, sw, feat_lb,
+                            order, out, penalty)
+    else:
+        _sweep_sides(rows[L], bv[L], lab[L], n, side, weights, False, 1, tot, cnt, pre, sw,
+                     scratch, order, None, None, penalty)
     tree_f[:] = -1
     tree_f[0] = f
     tree_b[0] = bv[L, f, t]

@@ -1,6 +1,6 @@
-"""The best tree of depth two of a two-class node among those whose root splits one given
-feature, over all its thresholds at once, in ``O(features x rows x log rows)`` whatever the
-bounds, by segment trees of prefix sums.
+"""The best tree of depth two of a node among those whose root splits one given feature, over
+all its thresholds at once, in ``O(pairs x features x rows x log rows)`` whatever the bounds
+(``pairs``: of classes), by segment trees of prefix sums.
 
 The ordered search (:mod:`._ordered`) evaluates a depth-two node's root splits one at a time,
 each a sweep over every feature's rows. Its bounds skip most root splits when the node's
@@ -9,15 +9,18 @@ classes separate well, but on large noisy nodes they skip few, and then every ro
 search then hands the splits a root feature still has queued (a few spans of its order) to
 :func:`best_split_on`.
 
-With two classes the best test of a set of rows on feature ``g`` needs no sweep once the
-running class difference ``d = P0 - P1`` along ``g``'s order is known: its two leaves cost
-``min(T0, T1, T1 + min d, T0 - max d)`` (``T``: the set's class weights; ``min``/``max`` over the
-positions where ``g``'s value changes). A segment tree over ``g``'s order holding each row's
-``+w`` (class 0), ``-w`` (class 1) or ``0`` (not in the set) keeps ``min d`` and ``max d`` at its
-root under single-row updates in ``O(log rows)``. Sweeping the root feature ``f``'s rows in
-order moves one row at a time from the right side's tree to the left side's: after each
-threshold of ``f`` both sides' best tests on ``g`` are read off the roots. Across a wide gap
-between two spans the trees are built again instead, in ``O(rows)``.
+The best test of a set of rows on feature ``g`` needs no sweep once, for every pair of classes
+``a < b``, the running difference ``d = P_a - P_b`` of their weights along ``g``'s order is
+known: leaves predicting ``a`` (left) and ``b`` (right) cost ``T - T_b - d``, the other way
+round ``T - T_a + d`` (``T``: the set's weights), so the best test costs the least of the leaf,
+``T - T_b - max d`` and ``T - T_a + min d`` over the pairs (``min``/``max`` over the positions
+where ``g``'s value changes; with two classes ``min(T0, T1, T1 + min d, T0 - max d)``). A
+segment tree over ``g``'s order holding each row's ``+w`` (class ``a``), ``-w`` (class ``b``) or
+``0`` (another class, or not in the set) keeps ``min d`` and ``max d`` at its root under
+single-row updates in ``O(log rows)``. Sweeping the root feature ``f``'s rows in order moves
+one row at a time from the right side's trees to the left side's: after each threshold of
+``f`` both sides' best tests on ``g`` are read off the roots. Across a wide gap between two
+spans the trees are built again instead, in ``O(rows)``.
 """
 from __future__ import annotations
 
@@ -39,20 +42,32 @@ def tree_size(n):
 
 
 @njit(cache=True, inline="always")
-def _leaf(seg, i, j, v, cut):
-    """Leaf ``i`` of tree ``j`` (0: left side, 1: right side) holds ``v``; a prefix may end
-    there only at a ``cut``."""
-    seg[i, 3 * j] = v
-    seg[i, 3 * j + 1] = v if cut else INF
-    seg[i, 3 * j + 2] = v if cut else -INF
+def pairs(n_classes):
+    """Pairs of classes, one segment tree each per side."""
+    return n_classes * (n_classes - 1) // 2
+
+
+@njit(cache=True, inline="always")
+def _leaf(seg, i, j, y, v, cut, K):
+    """Leaf ``i`` of side ``j``'s trees (0: left, 1: right) holds a row of class ``y`` and weight
+    ``v`` (0: none): ``+v`` in the trees of the pairs ``(y, b)``, ``-v`` in those of ``(a, y)``; a
+    prefix may end there only at a ``cut``."""
+    c = 3 * pairs(K) * j
+    for a in range(K - 1):
+        for b in range(a + 1, K):
+            x = v if y == a else (-v if y == b else 0.0)
+            seg[i, c] = x
+            seg[i, c + 1] = x if cut else INF
+            seg[i, c + 2] = x if cut else -INF
+            c += 3
 
 
 @njit(cache=True, inline="always")
 def _pull(seg, i):
-    """Node ``i`` of both trees from its children: sum, least and largest prefix sum."""
+    """Node ``i`` of every tree from its children: sum, least and largest prefix sum."""
     a = 2 * i
     b = a + 1
-    for j in range(0, 6, 3):
+    for j in range(0, seg.shape[1], 3):
         s = seg[a, j]
         seg[i, j] = s + seg[b, j]
         seg[i, j + 1] = min(seg[a, j + 1], s + seg[b, j + 1])
@@ -83,27 +98,56 @@ def update_work(spans, k, size):
 
 
 @njit(cache=True)
-def _rebuild(seg, g, f, rows, bv, lab, n, weights, pos, last):
+def _rebuild(seg, g, f, rows, bv, lab, n, K, weights, pos, last):
     """Feature ``g``'s trees with the rows up to position ``last`` of ``f``'s order left."""
     size = seg.shape[0] // 2
     for q in range(size):
         cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
         v = 0.0
+        y = 0
         left = False
         if q < n:
             r = rows[g, q]
-            v = weights[r] if lab[g, q] == 0 else -weights[r]
+            v = weights[r]
+            y = lab[g, q]
             left = pos[r, f] <= last
-        _leaf(seg, size + q, 0, v if left else 0.0, cut)
-        _leaf(seg, size + q, 1, 0.0 if left else v, cut)
+        _leaf(seg, size + q, 0, y, v if left else 0.0, cut, K)
+        _leaf(seg, size + q, 1, y, 0.0 if left else v, cut, K)
     for i in range(size - 1, 0, -1):
         _pull(seg, i)
 
 
+@njit(cache=True, inline="always")
+def _best_test(seg, j, others, K):
+    """The least cost of a test (two leaves) of side ``j`` on the feature in ``seg``
+    (``others[c]``: the side's weight of every class but ``c``)."""
+    best = INF
+    c = 3 * pairs(K) * j
+    for a in range(K - 1):
+        for b in range(a + 1, K):
+            best = min(best, others[a] + seg[1, c + 1], others[b] - seg[1, c + 2])
+            c += 3
+    return best
+
+
+@njit(cache=True, inline="always")
+def _others(w, out, K):
+    """``out[c]``: the weight of every class but ``c`` in ``w``; returns the least (the leaf)."""
+    leaf = INF
+    for c in range(K):
+        x = 0.0
+        for d in range(K):
+            if d != c:
+                x += w[d]
+        out[c] = x
+        leaf = min(leaf, x)
+    return leaf
+
+
 @njit(cache=True)
-def best_split_on(f, rows, bv, lab, n, weights, penalty, spans, k, deadline, pos, seg,
+def best_split_on(f, rows, bv, lab, n, K, weights, penalty, spans, k, deadline, pos, seg,
                   side_best):
-    """The least cost of a tree of depth at most two of a node with two classes whose root
+    """The least cost of a tree of depth at most two of a node with ``K`` classes whose root
     splits feature ``f`` after a position ``t`` of its order within one of the ``k`` first
     ``spans`` (rows ``(a, b)``: ``a <= t <= b``; sorted, disjoint), every split charged
     ``penalty`` (misclassified weight plus penalties; a side may stay a leaf; no minimum leaf
@@ -112,69 +156,58 @@ def best_split_on(f, rows, bv, lab, n, weights, penalty, spans, k, deadline, pos
     ``deadline`` (see :func:`.._clock.late`).
 
     ``rows[g, :n]`` are the node's rows sorted by feature ``g``, ``bv``/``lab`` their buckets and
-    labels (0 or 1) in that order, ``pos`` from :func:`row_positions`. Scratch: ``seg``
-    (twice :func:`tree_size` x 6: each node's sum, least and largest prefix sum in the left
-    side's tree, then the right side's), ``side_best`` (2 x rows). Between two spans the rows
-    move one by one or the trees are built again, whichever costs less (:func:`update_work`).
+    labels (``0 .. K - 1``) in that order, ``pos`` from :func:`row_positions`. Scratch: ``seg``
+    (twice :func:`tree_size` x ``6 * pairs(K)``: each node's sum, least and largest prefix sum
+    in the left side's tree of each pair, then the right side's), ``side_best`` (2 x rows).
+    Between two spans the rows move one by one or the trees are built again, whichever costs
+    less (:func:`update_work`).
     """
     F = rows.shape[0]
     size = seg.shape[0] // 2
     depth = np.log2(size) + 1.0
-    t0 = 0.0
-    t1 = 0.0
+    tot = np.zeros(K)
+    left = np.zeros(K)
+    right = np.zeros(K)
+    o_left = np.zeros(K)
+    o_right = np.zeros(K)
     for t in range(n):
-        if lab[f, t] == 0:
-            t0 += weights[rows[f, t]]
-        else:
-            t1 += weights[rows[f, t]]
+        tot[lab[f, t]] += weights[rows[f, t]]
     # Each threshold's sides as leaves; -1 marks a position that is no threshold.
     side_best[0, :n] = -1.0
-    l0 = 0.0
-    l1 = 0.0
     any_cut = False
     j = 0
     for t in range(n - 1):
-        if lab[f, t] == 0:
-            l0 += weights[rows[f, t]]
-        else:
-            l1 += weights[rows[f, t]]
+        left[lab[f, t]] += weights[rows[f, t]]
         while j < k and spans[j, 1] < t:
             j += 1
         if j < k and spans[j, 0] <= t and bv[f, t + 1] != bv[f, t]:
-            side_best[0, t] = min(l0, l1)
-            side_best[1, t] = min(t0 - l0, t1 - l1)
+            for c in range(K):
+                right[c] = tot[c] - left[c]
+            side_best[0, t] = _others(left, o_left, K)
+            side_best[1, t] = _others(right, o_right, K)
             any_cut = True
     if not any_cut:
         return INF, -1, False
     for g in range(F):
         last = -2  # rows up to this position of f's order are left (-2: no trees yet)
-        l0 = 0.0
-        l1 = 0.0
         for j in range(k):
             a = spans[j, 0]
             if last < -1 or (a - 1 - last) * depth > 1.5 * size:
                 last = a - 1
-                _rebuild(seg, g, f, rows, bv, lab, n, weights, pos, last)
-                l0 = l1 = 0.0
+                _rebuild(seg, g, f, rows, bv, lab, n, K, weights, pos, last)
+                left[:] = 0.0
                 for t in range(a):
-                    if lab[f, t] == 0:
-                        l0 += weights[rows[f, t]]
-                    else:
-                        l1 += weights[rows[f, t]]
+                    left[lab[f, t]] += weights[rows[f, t]]
             for t in range(last + 1, min(spans[j, 1], n - 2) + 1):
                 r = rows[f, t]
                 w = weights[r]
-                if lab[f, t] == 0:
-                    v = w
-                    l0 += w
-                else:
-                    v = -w
-                    l1 += w
+                y = lab[f, t]
+                left[y] += w
                 q = pos[r, g]
                 cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
                 i = size + q
-                _leaf(seg, i, 0, v, cut)
-                _leaf(seg, i, 1, 0.0, cut)
+                _leaf(seg, i, 0, y, w, cut, K)
+                _leaf(seg, i, 1, y, 0.0, cut, K)
                 i >>= 1
                 while i >= 1:
                     _pull(seg, i)
@@ -182,20 +215,24 @@ def best_split_on(f, rows, bv, lab, n, weights, penalty, spans, k, deadline, pos
                 last = t
                 if t < a or side_best[0, t] < 0.0:
                     continue
-                c = min(l1 + seg[1, 1], l0 - seg[1, 2]) + penalty
-                if c < side_best[0, t]:
-                    side_best[0, t] = c
-                c = min(t1 - l1 + seg[1, 4], t0 - l0 - seg[1, 5]) + penalty
-                if c < side_best[1, t]:
-                    side_best[1, t] = c
+                for c in range(K):
+                    right[c] = tot[c] - left[c]
+                _others(left, o_left, K)
+                _others(right, o_right, K)
+                cost = _best_test(seg, 0, o_left, K) + penalty
+                if cost < side_best[0, t]:
+                    side_best[0, t] = cost
+                cost = _best_test(seg, 1, o_right, K) + penalty
+                if cost < side_best[1, t]:
+                    side_best[1, t] = cost
         if _late(n, deadline):
             return INF, -1, True
     best = INF
     at = -1
     for t in range(n - 1):
         if side_best[0, t] >= 0.0:
-            c = side_best[0, t] + side_best[1, t] + penalty
-            if c < best:
-                best = c
+            cost = side_best[0, t] + side_best[1, t] + penalty
+            if cost < best:
+                best = cost
                 at = t
     return best, at, False

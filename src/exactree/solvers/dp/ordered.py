@@ -33,11 +33,13 @@ from ...objectives import LeafCost, RegressionLeafCost, SquaredError
 from ...progress import DEADLINE, Progress, new_board
 from ._histogram import MAX_BUCKETS
 from ._lexicographic import PERFECT_IS_FINAL_DEPTH, cost_lower_bound, split_penalty
+from ._segment import pairs
 from ._ordered import (
     ALL_BUCKETS,
     CLOCK_WORK,
     DONE,
     INF,
+    SEGMENT_MAX_CLASSES,
     STAT_NAMES,
     TECHNIQUES,
     USE_MINIMAL_SIZE,
@@ -305,11 +307,12 @@ class OrderedSolver:
         by target (4 bytes a row), and under a node budget ``budget`` below the full tree each
         evaluated split's bounds per child budget (16 bytes a row and budget); once, the
         depth-two histograms' scratch (4 bytes a row and feature, 16 bytes per statistic and
-        bucket for at most 4096 buckets, see :mod:`._histogram`), with two classes the
-        segment trees' (96 bytes a row, rounded up to a power of two, and 16 bytes a row, see
-        :mod:`._segment`); then the tree building after it (about 48 bytes a row). Depth 0 (a
-        single leaf) needs only the latter. An upper bound: the resident memory measured is
-        65-85% of it (pages of deeper levels, which hold fewer rows, are never touched)."""
+        bucket for at most 4096 buckets, see :mod:`._histogram`), with two to four classes
+        the segment trees' (96 bytes a row and pair of classes, rounded up to a power of two,
+        and 40 bytes a row, see :mod:`._segment`); then the tree building after it (about 48
+        bytes a row). Depth 0 (a single leaf) needs only the latter. An upper bound: the
+        resident memory measured is 65-85% of it (pages of deeper levels, which hold fewer
+        rows, are never touched)."""
         F, n = self.features.bucket.shape
         K = self.n_classes
         after = 48 * n + 16 * K * (1 << (depth + 1))
@@ -327,8 +330,9 @@ class OrderedSolver:
             level += 16 * (n + 1) * min(budget, (full + 1) // 2)
         stats = 3 if self.regression else K
         histograms = 4 * F * n + min(MAX_BUCKETS, F * n) * (16 * stats + 32)
-        if two_class and depth >= 2:
-            histograms += 96 * (1 << max(n - 1, 0).bit_length()) + 16 * n
+        if (not self.regression and self.leaf_cost is None
+                and 2 <= K <= SEGMENT_MAX_CLASSES and depth >= 2):
+            histograms += 96 * pairs(K) * (1 << max(n - 1, 0).bit_length()) + 40 * n
         return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K)
                        + (56 * n if kmeans else 0), after))
 
