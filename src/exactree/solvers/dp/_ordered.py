@@ -63,7 +63,7 @@ from .._clock import now as _now
 from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
-from ._segment import best_split_on, pairs, row_positions, tree_size, update_work
+from ._segment import best_split_on, best_tests, pairs, row_positions, tree_size, update_work
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -908,7 +908,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     continue
                 if c < fr_best[L]:
                     _segment_tree(L, f, t, rows, bv, lab, m, side, weights, fr_tot, tot2, cnt2,
-                                  sw, feat_lb, gorder, g_out, pre, feat_cost, penalty, h_f, h_b)
+                                  sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
                     if _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) and use_global \
                             and L > 0:
                         _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
@@ -1388,10 +1388,10 @@ def _adopt(L, c, tf, tb, fr_best, best_f, best_b, fr_ub):
 
 @njit(cache=True)
 def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw, feat_lb, order,
-                  out, pre, scratch, penalty, tree_f, tree_b):
+                  out, penalty, tree_f, tree_b):
     """The tree of :func:`_segment.best_split_on`'s answer at level ``L`` (root split: feature
     ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
-    again by one sweep (``pre``, ``scratch``: scratch of the sweep of more classes)."""
+    again by one sweep."""
     _mark_sides(rows, L, n, f, t + 1, side)
     _side_totals(lab, L, f, t + 1, n, rows, weights, False, fr_tot[L, 0], tot, cnt, None)
     for g in range(rows.shape[1]):
@@ -1401,8 +1401,7 @@ def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw
         _sweep_sides_binary(rows[L], bv[L], lab[L], n, side, weights, 1, tot, cnt, sw, feat_lb,
                             order, out, penalty)
     else:
-        _sweep_sides(rows[L], bv[L], lab[L], n, side, weights, False, 1, tot, cnt, pre, sw,
-                     scratch, order, None, None, penalty)
+        best_tests(rows[L], bv[L], lab[L], n, tot.shape[1], weights, side, tot, penalty, sw)
     tree_f[:] = -1
     tree_f[0] = f
     tree_b[0] = bv[L, f, t]

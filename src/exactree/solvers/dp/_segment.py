@@ -52,6 +52,12 @@ def _leaf(seg, i, j, y, v, cut, K):
     """Leaf ``i`` of side ``j``'s trees (0: left, 1: right) holds a row of class ``y`` and weight
     ``v`` (0: none): ``+v`` in the trees of the pairs ``(y, b)``, ``-v`` in those of ``(a, y)``; a
     prefix may end there only at a ``cut``."""
+    if K == 2:  # (the common case, unrolled)
+        x = v if y == 0 else -v
+        seg[i, 3 * j] = x
+        seg[i, 3 * j + 1] = x if cut else INF
+        seg[i, 3 * j + 2] = x if cut else -INF
+        return
     c = 3 * pairs(K) * j
     for a in range(K - 1):
         for b in range(a + 1, K):
@@ -63,15 +69,41 @@ def _leaf(seg, i, j, y, v, cut, K):
 
 
 @njit(cache=True, inline="always")
+def _pull_tree(seg, i, a, b, j):
+    """Node ``i`` of the tree in columns ``j .. j + 2`` from its children ``a`` and ``b``: sum,
+    least and largest prefix sum."""
+    s = seg[a, j]
+    seg[i, j] = s + seg[b, j]
+    seg[i, j + 1] = min(seg[a, j + 1], s + seg[b, j + 1])
+    seg[i, j + 2] = max(seg[a, j + 2], s + seg[b, j + 2])
+
+
+@njit(cache=True, inline="always")
 def _pull(seg, i):
-    """Node ``i`` of every tree from its children: sum, least and largest prefix sum."""
-    a = 2 * i
-    b = a + 1
+    """Node ``i`` of every tree from its children."""
     for j in range(0, seg.shape[1], 3):
-        s = seg[a, j]
-        seg[i, j] = s + seg[b, j]
-        seg[i, j + 1] = min(seg[a, j + 1], s + seg[b, j + 1])
-        seg[i, j + 2] = max(seg[a, j + 2], s + seg[b, j + 2])
+        _pull_tree(seg, i, 2 * i, 2 * i + 1, j)
+
+
+@njit(cache=True, inline="always")
+def _move_left(seg, i, y, v, cut, K):
+    """The row of class ``y`` and weight ``v`` at leaf ``i`` moves from the right side's trees to
+    the left side's; the paths above it follow."""
+    if K == 2:  # (the common case, with the path's loop unrolled)
+        _leaf(seg, i, 0, y, v, cut, 2)
+        _leaf(seg, i, 1, y, 0.0, cut, 2)
+        i >>= 1
+        while i >= 1:
+            _pull_tree(seg, i, 2 * i, 2 * i + 1, 0)
+            _pull_tree(seg, i, 2 * i, 2 * i + 1, 3)
+            i >>= 1
+        return
+    _leaf(seg, i, 0, y, v, cut, K)
+    _leaf(seg, i, 1, y, 0.0, cut, K)
+    i >>= 1
+    while i >= 1:
+        _pull(seg, i)
+        i >>= 1
 
 
 @njit(cache=True)
@@ -113,8 +145,13 @@ def _rebuild(seg, g, f, rows, bv, lab, n, K, weights, pos, last):
             left = pos[r, f] <= last
         _leaf(seg, size + q, 0, y, v if left else 0.0, cut, K)
         _leaf(seg, size + q, 1, y, 0.0 if left else v, cut, K)
-    for i in range(size - 1, 0, -1):
-        _pull(seg, i)
+    if K == 2:  # (the common case, unrolled)
+        for i in range(size - 1, 0, -1):
+            _pull_tree(seg, i, 2 * i, 2 * i + 1, 0)
+            _pull_tree(seg, i, 2 * i, 2 * i + 1, 3)
+    else:
+        for i in range(size - 1, 0, -1):
+            _pull(seg, i)
 
 
 @njit(cache=True, inline="always")
@@ -205,26 +242,22 @@ def best_split_on(f, rows, bv, lab, n, K, weights, penalty, spans, k, deadline, 
                 left[y] += w
                 q = pos[r, g]
                 cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
-                i = size + q
-                _leaf(seg, i, 0, y, w, cut, K)
-                _leaf(seg, i, 1, y, 0.0, cut, K)
-                i >>= 1
-                while i >= 1:
-                    _pull(seg, i)
-                    i >>= 1
+                _move_left(seg, size + q, y, w, cut, K)
                 last = t
                 if t < a or side_best[0, t] < 0.0:
                     continue
-                for c in range(K):
-                    right[c] = tot[c] - left[c]
-                _others(left, o_left, K)
-                _others(right, o_right, K)
-                cost = _best_test(seg, 0, o_left, K) + penalty
-                if cost < side_best[0, t]:
-                    side_best[0, t] = cost
-                cost = _best_test(seg, 1, o_right, K) + penalty
-                if cost < side_best[1, t]:
-                    side_best[1, t] = cost
+                if K == 2:  # (the common case: T - T_b is the other class's weight)
+                    cost_l = min(left[1] + seg[1, 1], left[0] - seg[1, 2])
+                    cost_r = min(tot[1] - left[1] + seg[1, 4], tot[0] - left[0] - seg[1, 5])
+                else:
+                    for c in range(K):
+                        right[c] = tot[c] - left[c]
+                    _others(left, o_left, K)
+                    _others(right, o_right, K)
+                    cost_l = _best_test(seg, 0, o_left, K)
+                    cost_r = _best_test(seg, 1, o_right, K)
+                side_best[0, t] = min(side_best[0, t], cost_l + penalty)
+                side_best[1, t] = min(side_best[1, t], cost_r + penalty)
         if _late(n, deadline):
             return INF, -1, True
     best = INF
@@ -236,3 +269,40 @@ def best_split_on(f, rows, bv, lab, n, K, weights, penalty, spans, k, deadline, 
                 best = cost
                 at = t
     return best, at, False
+
+
+@njit(cache=True)
+def best_tests(rows, bv, lab, n, K, weights, side, tot, penalty, best):
+    """Each side's best tree of depth <= 1 (``side[row]``; ``tot[s]``: its class weights):
+    ``best[s] = (cost, feature, bucket)``, feature -1 for a leaf; a split costs ``penalty`` on
+    top of its two leaves. Rebuilds the tests of :func:`best_split_on`'s answer."""
+    pre = np.zeros((2, K))
+    last = np.zeros(2, np.int64)
+    for s in range(2):
+        best[s, 0] = tot[s].sum() - tot[s].max()
+        best[s, 1] = -1.0
+        best[s, 2] = -1.0
+    for g in range(rows.shape[0]):
+        pre[:, :] = 0.0
+        last[:] = -1
+        for t in range(n):
+            r = rows[g, t]
+            s = side[r]
+            b = bv[g, t]
+            if last[s] >= 0 and b != bv[g, last[s]]:  # a split of side s before this row
+                a = 0.0
+                top_a = 0.0
+                c = 0.0
+                top_c = 0.0
+                for k in range(K):
+                    a += pre[s, k]
+                    top_a = max(top_a, pre[s, k])
+                    c += tot[s, k] - pre[s, k]
+                    top_c = max(top_c, tot[s, k] - pre[s, k])
+                cost = a - top_a + c - top_c + penalty
+                if cost < best[s, 0]:
+                    best[s, 0] = cost
+                    best[s, 1] = g
+                    best[s, 2] = bv[g, last[s]]
+            pre[s, lab[g, t]] += weights[r]
+            last[s] = t
