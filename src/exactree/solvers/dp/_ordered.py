@@ -891,10 +891,13 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 g_feat = fr_fi[L]
                 g_swept = 0
             m = fr_n[L]
-            k = _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono,
-                              flags, g_spans, g_keys)
-            work_seg = F * pairs(K) * update_work(g_spans, k, g_size)
             switch = SEGMENT_SWITCH_UNBOUNDED if fr_ub_in[L] == INF else SEGMENT_SWITCH
+            k = 0
+            work_seg = F * pairs(K) * update_work(g_spans, 0, g_size)  # (no span: one build)
+            if g_swept >= switch * work_seg:  # else no span can be worth it yet
+                k = _queued_spans(L, queue, fr_qh, fr_qn, sp, ev_l, ev_r, fr_ub, penalty, mono,
+                                  flags, g_spans, g_keys)
+                work_seg = F * pairs(K) * update_work(g_spans, k, g_size)
             if k > 0 and g_swept >= switch * work_seg:
                 if g_pos_frame != here:
                     row_positions(rows[L], m, g_pos)
