@@ -152,7 +152,7 @@ def run_scaling(limit):
 def run_noisy(limit):
     """Large numeric data whose labels no small tree fits (10 normal columns; two classes:
     ``x0 + x1 * x2 > 0``, three: that sum cut at its tertiles): the bounds prune few depth-two
-    root splits, the case the segment trees of the ordered search are for (two classes). 10k
+    root splits, the case the segment trees of the ordered search are for. 10k
     and 50k rows, depth 2, next to ConTree."""
     rng = np.random.default_rng(0)
     ratios = {}

@@ -102,12 +102,12 @@ SWEEP_BLOCK = 64
 # A root feature of a depth-two node (2-4 classes) whose splits, evaluated one by one, have
 # swept SEGMENT_SWITCH x what solving its queued splits at once by segment trees takes (in
 # tree-node updates, _segment.update_work, per pair of classes; an update costs about twice what
-# a row swept costs) has them
-# solved at once (_segment.best_split_on). A frame with a bound from its parent prunes its
-# queue fast, so it waits longer; one without (the root of a depth-two fit) mostly evaluates
-# what it queued, and switches at parity. Measured on bench_continuous.py's sets at depths 2
-# and 3 (0.5-3): lower values made some fits 10-30% slower (bidding and breast cancer at depth
-# 2, raisin and occupancy at depth 3), these are within noise of sweeping alone or faster.
+# a row swept costs) has them solved at once (_segment.best_split_on). A frame with a bound
+# from its parent prunes its queue fast, so it waits longer; one without (the root of a
+# depth-two fit) mostly evaluates what it queued, and switches at parity. Measured on
+# bench_continuous.py's sets at depths 2 and 3 (0.5-3): lower values made some fits 10-30%
+# slower (bidding and breast cancer at depth 2, raisin and occupancy at depth 3), these are
+# within noise of sweeping alone or faster.
 SEGMENT_SWITCH = 2.0
 SEGMENT_SWITCH_UNBOUNDED = 1.0
 # Classes up to which segment trees run (one per pair of classes: memory and updates grow with
