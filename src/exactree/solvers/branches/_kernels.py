@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._classes import mark_duplicates
 from ._pairs import branch_bounds, pair_row, prepare, row_leaf, workspace
 
 # nd_i columns
@@ -67,8 +68,8 @@ Q, RET = 0, 1
 COMPLETE, EXPANDED = 1, 2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
- C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS) = range(16)
-N_COUNTERS = 16
+ C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP) = range(17)
+N_COUNTERS = 17
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -263,7 +264,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
-                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF):
+                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
     start from their depth-2 bounds with ``depth2`` (see :mod:`._pairs`), else from their
     look-ahead bounds when ``lookahead`` is on (the same values the expansion of ``l`` used),
@@ -330,7 +331,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
             ctr[C_D2ROWS] += branch_bounds(Sj, jw, m, dep + 1, UF, nu, Z, y, w, weighted, w0,
                                            lit_bits, cls_bits, mis_bits, lit_off, card, K,
-                                           lam_w, tol, max_depth, False, depth2, ws)
+                                           lam_w, tol, max_depth, False, depth2, dedup, ws)
+            ctr[C_DEDUP] += np.int64(o3[3])
             lb_out[j] = o3[0]
             ub_out[j] = o3[1]
             ctr[C_D2] += 1
@@ -341,6 +343,9 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             used[u] = False
         for u in range(dep):
             used[lit_feat[lit_store[ls + u]]] = True
+        if dedup:
+            ctr[C_DEDUP] += mark_duplicates(S, nzw, nnz, used, lit_bits, lit_off, UF, ws[19],
+                                            ws[20])
         if similar:  # the siblings' bounds: the memo may know them well by now
             _count_children(S, SjK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z,
                             y, w, weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
@@ -485,7 +490,7 @@ def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
             lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
             ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
-            P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF):
+            P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
     splits are refined in increasing order of their bound until the least refined bound is no
     more than the others: a refined split's children not in the memo are bounded by their best
@@ -499,10 +504,12 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     for t in range(dep):
         used[lit_feat[lit_store[ls + t]]] = True
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
+    if dedup:  # one feature of every class splitting the rows alike (see _classes)
+        ctr[C_DEDUP] += mark_duplicates(S, nzw, nnz, used, lit_bits, lit_off, UF, ws[19], ws[20])
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
-    R, cb, ck, T, cls, raw, own, bl, bu, bf, q1b, done, o3, BW, R1, T11, CT, pos = ws
+    R, cb, ck, T, cls, raw, own, bl, bu, bf, q1b, done, o3, BW, R1, T11, CT, pos = ws[:18]
     pairs = depth2 and not children_are_leaves
     nS = 0
     nw = 0
@@ -802,7 +809,7 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, depth2, nd_i,
+        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, depth2, dedup, nd_i,
         nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
@@ -872,7 +879,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF)
+                        similar, B, W, lnode, depth2, ws, UF, dedup)
                 break
             best = -1
             minq = np.inf
@@ -886,7 +893,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF)
+                        similar, B, W, lnode, depth2, ws, UF, dedup)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -902,7 +909,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
-                             B, W, lnode, depth2, ws, UF)
+                             B, W, lnode, depth2, ws, UF, dedup)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

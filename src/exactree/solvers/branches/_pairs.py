@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._classes import distinct
 
 # Unit weights: rows are packed afresh (instead of gathering the data's nonzero words) when
 # there are fewer than PACK_FACTOR rows per word saved.
@@ -603,26 +604,41 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
 @njit(cache=True)
 def workspace(n, n_words, q, G, K, cmax):
     """Scratch arrays of :func:`prepare`, :func:`pair_row` and :func:`branch_bounds`."""
+    size = 16
+    while size < 2 * q + 2:
+        size *= 2
     return (np.zeros(max(n, 1), np.int64), np.zeros((G, n_words), np.uint64),
             np.zeros((max(K, 1), n_words), np.uint64), np.zeros((cmax + 1, cmax + 1, K + 1)),
             np.zeros(K + 1), np.zeros((G, K + 1)), np.zeros(K + 1), np.zeros(G), np.zeros(G),
-            np.zeros(G, np.int64), np.zeros(q + 1), np.zeros(q + 1, np.bool_), np.zeros(3),
+            np.zeros(G, np.int64), np.zeros(q + 1), np.zeros(q + 1, np.bool_), np.zeros(4),
             np.zeros((n_words, q + 1), np.uint64), np.zeros((K + 1, q + 1)),
-            np.zeros((K + 1, q + 1)), np.zeros((8, q + 1)), np.zeros(q + 1, np.int64))
+            np.zeros((K + 1, q + 1)), np.zeros((8, q + 1)), np.zeros(q + 1, np.int64),
+            np.zeros(q + 1, np.int64), np.zeros(q + 1, np.uint64),
+            np.zeros(size, np.int64))
 
 
 @njit(cache=True)
 def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits,
-                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, ws):
+                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, ws):
     """Depth-2 bounds of the branch with rows ``S`` (see :func:`prepare`) and ``dep`` literals (which must be
     allowed to split): ``out[0] = lb2``, ``out[1] = ub2``, ``out[2]`` the root split of a
     subtree of depth <= 2 costing ``ub2`` (-1: the leaf; the children's splits are in ``bf``).
     Returns the number of features whose ``q2`` was computed: at most ``max_rows`` (then
     ``lb2`` is the least ``q2`` or ``q1`` left, a weaker bound) unless ``full``, which computes
     every ``q2`` (the best subtree of depth <= 2, for the tree extraction). ``ws``: see
-    :func:`workspace`."""
-    R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos = ws
+    :func:`workspace`. With ``dedup``, only one of the features of ``UF`` that split the rows
+    alike is examined (see :mod:`._classes`; ``out[3]``: how many were left out)."""
+    (R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos, UFd, hkey,
+     htab) = ws
     q = card.shape[0]
+    out[3] = 0.0
+    if dedup:
+        for i in range(nu):
+            UFd[i] = UF[i]
+        m = distinct(S, nzw, nnz, UFd, nu, UFd, lit_bits, lit_off, hkey, htab)
+        out[3] = nu - m
+        UF = UFd
+        nu = m
     nS, nw, binary = prepare(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
                              mis_bits, lit_off, card, K, R, cb, ck, raw, own, BW, R1, pos)
     s = 1.0 if weighted else w0

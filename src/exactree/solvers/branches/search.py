@@ -152,7 +152,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
           max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
-          similar_support: bool = False, depth2: int = 8,
+          similar_support: bool = False, depth2: int = 8, dedup: bool = True,
           progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -187,6 +187,10 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         look-ahead from pair counts), and every branch stored by its best subtree of depth <= 2
         (solved outright, nothing stored below it, when that subtree meets the bound); replaces
         ``lookahead`` and ``similar_support`` when on. Speed and memory, not results.
+    dedup : at every expansion, and in every depth-2 bound, keep one feature of every class of
+        features that split the branch's rows alike (equal or complementary binary columns on
+        those rows; in general the same non-empty blocks) and drop the features constant there
+        (see :mod:`._classes`). Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -268,7 +272,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
                          max_nodes, int(lookahead), bool(similar_support), int(depth2),
-                         *st.arrays())
+                         bool(dedup), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -291,7 +295,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
-                          feature_map, lit_bits, cls_bits, mis_bits)
+                          feature_map, lit_bits, cls_bits, mis_bits, bool(dedup))
     objective = cost / total
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
@@ -310,7 +314,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "lookaheads": int(c[K.C_LOOKAHEADS]), "solved_by_lookahead": int(c[K.C_SOLVED]),
         "raised_by_similar_support": int(c[K.C_SIMILAR]),
         "depth2_bounds": int(c[K.C_D2]), "solved_by_depth2": int(c[K.C_D2SOLVED]),
-        "depth2_rows": int(c[K.C_D2ROWS]),
+        "depth2_rows": int(c[K.C_D2ROWS]), "dedup_removed": int(c[K.C_DEDUP]),
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
@@ -323,10 +327,10 @@ class _Depth2:
     """Best subtree of depth <= 2 of a branch, by the kernels' rule (:mod:`._pairs`)."""
 
     def __init__(self, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
-                 n_classes, lam_w, tol, max_depth):
+                 n_classes, lam_w, tol, max_depth, dedup):
         n, q = Z.shape
         self.args = (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card,
-                     n_classes, lam_w, tol, max_depth)
+                     n_classes, lam_w, tol, max_depth, dedup)
         self.n_words = lit_bits.shape[1]
         self.ws = workspace(n, self.n_words, q, int(lit_off[-1]), n_classes,
                             int(card.max()) if q else 1)
@@ -334,15 +338,15 @@ class _Depth2:
     def __call__(self, rows: np.ndarray, used: set) -> tuple[int, np.ndarray]:
         """Root feature (-1: a leaf) and, per literal, the child's split (-1: a leaf) of the
         best subtree of depth <= 2 of the branch with these rows (a boolean mask)."""
-        Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md = \
-            self.args
+        (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md,
+         dedup) = self.args
         q = Z.shape[1]
         UF = np.array([f for f in range(q) if f not in used] + [0], np.int64)
         S = _bits(rows[None, :], self.n_words)[0]
         nzw = np.arange(self.n_words, dtype=np.int64)
         branch_bounds(S, nzw, self.n_words, len(used), UF, q - len(used), Z, y, w, weighted, w0,
                       lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md, True, q,
-                      self.ws)
+                      dedup, self.ws)
         out, bf = self.ws[12], self.ws[9]
         return int(out[2]), bf
 
@@ -350,7 +354,7 @@ class _Depth2:
 def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
              weighted: bool, w0: float, n_classes: int, card: np.ndarray, lit_off: np.ndarray,
              lam_w: float, tol: float, max_depth: int, fmap: FeatureMap, lit_bits: np.ndarray,
-             cls_bits: np.ndarray, mis_bits: np.ndarray) -> tuple[Tree, float]:
+             cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
     expanded (not stored, or stored with its look-ahead or depth-2 bounds only) gets its best
     subtree of depth <= 2, which costs at most what the kernels count as its incumbent (its
@@ -359,7 +363,7 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
     q = Z.shape[1]
     lit_feat = np.repeat(np.arange(q), card)
     depth2 = _Depth2(Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
-                     n_classes, lam_w, tol, max_depth)
+                     n_classes, lam_w, tol, max_depth, dedup)
     # literals, rows, fallback label, forced split (None: look the branch up; -1: a leaf)
     entries: list[list] = [[(), np.ones(n, bool), -1, None]]
     info: list[tuple] = [None]
