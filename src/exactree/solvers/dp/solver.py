@@ -20,6 +20,7 @@ from .._bits import pack_rows
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import F_ROOT, solve_depth2, workspace
 from ._lexicographic import perfect_is_final, solver_cost_bound, split_penalty
+from ._route import route_weights
 from ._search import (
     ARCHIVE,
     DONE,
@@ -241,9 +242,6 @@ class DPSolver:
         self.F = pack_rows(X.T) if m else np.zeros((0, max(1, (n + 63) // 64)), np.uint64)
         self.class_bits = pack_rows(self.labels[None, :] == np.arange(self.n_classes)[:, None])
         self.all_bits = pack_rows(np.ones((1, n), bool))[0]
-        rows, cols = np.nonzero(X)  # row-major order: each row's features ascending
-        self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
-        self.row_feat = cols.astype(np.int64)
         self.flags = np.array([name not in DEFAULT_OFF for name in TECHNIQUES])  # + minimal_size
         for name, on in (techniques or {}).items():
             if name not in _FLAG_INDEX:
@@ -262,6 +260,10 @@ class DPSolver:
         matrix = not self.unit or self.flags[USE_INCREMENTAL]
         cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1))))) if matrix else 0
         self._ws = workspace(X, self.n_classes, cap)
+        # Each row's features, for counting into the pair matrices (none without them).
+        rows, cols = np.nonzero(X) if cap else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+        self.row_feat = cols.astype(np.int64)
         slots = ARCHIVE * (D + 1)
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
@@ -270,6 +272,7 @@ class DPSolver:
         self._all_roots = np.ones(m, np.bool_)
         self._snap = np.zeros((D + 2, 4), np.int64)  # the kernel's incumbent on a time-out
         self._depth2_memo: dict[int, BinaryNode] = {}
+        self._row_weights: np.ndarray | None = None  # weights times scale, for _fill_counts
         self._width = m  # frames try every split (see _widen)
         # Bytes held besides the cache: data, workspaces.
         self.fixed_bytes = sum(a.nbytes for a in (self.F, self.class_bits, self.row_ptr,
@@ -309,7 +312,7 @@ class DPSolver:
             roots = np.zeros(m, np.bool_)
             roots[order[k::n_tasks]] = True
             tasks.append(roots)
-        cost = self._fill_counts(tree).cost
+        cost = self._fill_counts(tree)
         self._to_input_columns(tree)
         return tasks, DPSolution(tree, cost, 0.0, False)
 
@@ -387,7 +390,8 @@ class DPSolver:
                 incumbent = self._widen(budget, ub, incumbent, deadline, progress, *widths)
             if incumbent is not None:
                 ub = min(ub, incumbent[1])
-            if incumbent is not None and perfect_is_final(incumbent[1], self.penalty, self.max_depth):
+            if incumbent is not None and perfect_is_final(incumbent[1], self.penalty,
+                                                          self.max_depth):
                 # A tree without errors: optimal, and final (as in the search, see _search).
                 outcome, cost = DONE, INF
                 break
@@ -421,7 +425,7 @@ class DPSolver:
                     tree = other
         if incumbent is not None:
             lb = min(lb, incumbent[1])  # the search looked only below the incumbent
-        cost = self._fill_counts(tree).cost
+        cost = self._fill_counts(tree)
         self._to_input_columns(tree)
         lb = solver_cost_bound(self, lb * self.scale)
         if not optimal:
@@ -437,7 +441,7 @@ class DPSolver:
 
     def _rank(self, tree: BinaryNode) -> float:
         """``tree``'s kernel objective (cost and penalties, in kernel units)."""
-        return self._fill_counts(tree).cost / self.scale + self.penalty * tree.n_splits
+        return self._fill_counts(tree) / self.scale + self.penalty * tree.n_splits
 
     def _better(self, incumbent, tree: BinaryNode):
         rank = self._rank(tree)
@@ -528,26 +532,37 @@ class DPSolver:
                 node.feature = int(self.columns[node.feature])
                 stack += [node.true, node.false]
 
-    def _fill_counts(self, root: BinaryNode) -> BinaryNode:
-        """Set every node's class weights (all rows go down the tree one level at a time: a
-        few array operations per level, not per node); returns ``root``."""
-        X, K, labels = self._ws[0], self.n_classes, self.labels
-        w = self.weights * self.scale
-        level, rows, at = [root], np.arange(len(labels)), np.zeros(len(labels), np.int64)
-        while level:
-            counts = np.bincount(at * K + labels[rows], weights=w[rows],
-                                 minlength=len(level) * K).reshape(len(level), K)
-            nxt, feat, child = [], np.full(len(level), -1, np.int64), np.zeros((len(level), 2), np.int64)
-            for i, node in enumerate(level):
-                node.counts = counts[i]
-                if node.feature >= 0:
-                    feat[i], child[i] = node.feature, (len(nxt), len(nxt) + 1)
-                    nxt += [node.true, node.false]
-            go = feat[at] >= 0
-            rows, at = rows[go], at[go]
-            at = child[at, 1 - X[rows, feat[at]]]  # feature true: the first child
-            level = nxt
-        return root
+    def _fill_counts(self, root: BinaryNode) -> float:
+        """Set every node's class weights (one compiled pass of the rows down the tree); returns
+        the tree's misclassified weight, its leaves summed in the order of
+        :attr:`BinaryNode.cost`."""
+        nodes, stack = [], [root]  # preorder, false child first (BinaryNode.cost's order)
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if node.feature >= 0:
+                stack += [node.true, node.false]
+        index = {id(node): i for i, node in enumerate(nodes)}
+        n = len(nodes)
+        feature = np.full(n, -1, np.int64)
+        true_child = np.zeros(n, np.int64)
+        false_child = np.zeros(n, np.int64)
+        for i, node in enumerate(nodes):
+            if node.feature >= 0:
+                feature[i] = node.feature
+                true_child[i], false_child[i] = index[id(node.true)], index[id(node.false)]
+        if self._row_weights is None:
+            self._row_weights = self.weights * self.scale
+        counts = np.zeros((n, self.n_classes))
+        route_weights(self._ws[0], self.labels, self._row_weights, feature, true_child,
+                      false_child, counts)
+        for i, node in enumerate(nodes):
+            node.counts = counts[i]
+        leaves = counts[feature < 0]
+        total = 0.0
+        for c in (leaves.sum(axis=1) - leaves.max(axis=1)).tolist():
+            total += c
+        return total
 
     def _rebuild(self, bits, path, depth, feat, nl, nr) -> BinaryNode:
         """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0);
@@ -585,7 +600,8 @@ class DPSolver:
         return self._rebuild(bits, path, depth, feat, nl, nr)
 
     def _depth2_tree(self, bits, depth, budget) -> BinaryNode:
-        idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")[: len(self.labels)])
+        idx = np.flatnonzero(np.unpackbits(bits.view(np.uint8),
+                                           bitorder="little")[: len(self.labels)])
         out = np.zeros((5, 4))
         max_budget = min(budget, (1 << depth) - 1)
         solve_depth2(idx, len(idx), self.labels, self.weights, self.unit,
