@@ -166,14 +166,21 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray, deadline: float | None
         else:
             plan.append(("run", j, stop))
     singles = [j for step in plan if step[0] == "chains" for j in step[1]]
-    chains = _single_chains(binarizer, X, [step[1] for step in plan if step[0] == "chains"],
-                            deadline) if singles else []
+    n_features = n_splits = 0
     if min_mean_splits is not None:
-        n_features = n_splits = 0
         for step in plan:
             if step[0] == "run":
                 n_features += 1
                 n_splits += step[2] - step[1] + (missing[step[1]] == MISSING_TRUE)
+        # The chains add at most one split per single feature, in one ordered feature or
+        # more: when even that cannot reach the mean, they need not be found (binary data).
+        most = max(n_splits / n_features if n_features else 0.0,
+                   (n_splits + len(singles)) / (n_features + 1))
+        if most < min_mean_splits:
+            return None
+    chains = _single_chains(binarizer, X, [step[1] for step in plan if step[0] == "chains"],
+                            deadline) if singles else []
+    if min_mean_splits is not None:
         for levels, feat, _ in chains:
             n_features += len(levels)
             n_splits += sum(len(f) for f in feat)
