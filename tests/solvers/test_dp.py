@@ -47,6 +47,25 @@ def leaf_rows(node, X, rows=None):
     return leaf_rows(node.true, X, rows & f) + leaf_rows(node.false, X, rows & ~f)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_node_class_weights_are_those_of_the_rows_reaching_them(seed):
+    """Every node of a solved tree holds the class weights of the rows that reach it (one
+    compiled pass of the rows fills them, _route.route_weights)."""
+    rng, X, y, K = random_problem(seed)
+    w = None if rng.random() < 0.5 else rng.random(len(y)) * 3
+    sol = DPSolver(X, y, K, sample_weight=w, max_depth=int(rng.integers(1, 4))).solve()
+    weights = np.ones(len(y)) if w is None else w
+    stack = [(sol.tree, np.ones(len(y), bool))]
+    while stack:
+        node, rows = stack.pop()
+        expected = np.bincount(y[rows], weights=weights[rows], minlength=K)
+        np.testing.assert_allclose(node.counts, expected, atol=1e-12)
+        if node.feature >= 0:
+            f = X[:, node.feature]
+            stack += [(node.true, rows & f), (node.false, rows & ~f)]
+
+
 @pytest.mark.parametrize("flipped", TECHNIQUES)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1))
