@@ -29,7 +29,8 @@ def test_matches_brute_force(seed):
     nodes = None if rng.random() < 0.4 else int(rng.integers(0, 1 << depth))
     w = None if rng.random() < 0.6 else rng.integers(1, 4, len(y)) * rng.choice([1.0, 0.37])
     min_leaf = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
-    sol = DPSolver(X, y, K, sample_weight=w, max_depth=depth, min_samples_leaf=min_leaf).solve(nodes)
+    sol = DPSolver(X, y, K, sample_weight=w, max_depth=depth,
+                   min_samples_leaf=min_leaf).solve(nodes)
     expected = optimal_cost(X, y, K, depth, nodes, w, min_leaf)
     assert sol.optimal and sol.cost == pytest.approx(expected, abs=1e-9)
     assert sol.lower_bound == pytest.approx(sol.cost)
