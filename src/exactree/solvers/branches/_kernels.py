@@ -19,7 +19,8 @@ The search state lives in flat arrays so that a call can stop at any iteration (
 for the anytime time limit, or full arrays) and the Python driver can grow them and resume:
 
 ``nd_i[node]``  int32 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
-                (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf),
+                (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf,
+                ``UBA_DEPTH2`` = its best subtree of depth <= 2),
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:
                 rows outvoted inside their group of identical feature vectors), ``REST`` (lower
@@ -66,6 +67,9 @@ N_ACT_FIELDS = 4
 Q, RET = 0, 1
 # flags
 COMPLETE, EXPANDED = 1, 2
+# nd_i[node, UBA] of an expanded branch whose incumbent is its best subtree of depth <= 2 (at
+# most the upper bound it was stored with), rebuilt by the tree extraction
+UBA_DEPTH2 = -2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
  C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP) = range(17)
@@ -189,13 +193,14 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
     """One-step look-ahead bounds of the children ``l & (x_f = j)`` with ``need[j]`` set.
 
     ``S``/``nzw``/``nnz`` is the support of ``l`` (``dep`` literals), ``cc[j]`` the class weights
-    and EQ of child ``j`` (``w0``: the common row weight when not ``weighted``). For every further split ``f2`` of the child, its grandchildren are
-    bounded by their leaf cost when a leaf is optimal there (pure enough, or at the depth limit)
-    and by ``lam_w + EQ`` otherwise; ``lb_out[j]`` is the least of the child's leaf and those split
-    bounds, a lower bound on the child's optimal subtree. ``ub_out[j]`` is the cost of the best
-    subtree of depth <= 1 (the leaf unless a split beats it by more than ``tol``), an achievable
-    cost. ``lb_out[j] >= ub_out[j] - tol`` means ``ub_out[j]`` is the child's exact optimum, found
-    without storing anything. The child itself must be allowed to split (not at the depth limit).
+    and EQ of child ``j`` (``w0``: the common row weight when not ``weighted``). For every
+    further split ``f2`` of the child, its grandchildren are bounded by their leaf cost when a
+    leaf is optimal there (pure enough, or at the depth limit) and by ``lam_w + EQ`` otherwise;
+    ``lb_out[j]`` is the least of the child's leaf and those split bounds, a lower bound on the
+    child's optimal subtree. ``ub_out[j]`` is the cost of the best subtree of depth <= 1 (the
+    leaf unless a split beats it by more than ``tol``), an achievable cost. ``lb_out[j] >=
+    ub_out[j] - tol`` means ``ub_out[j]`` is the child's exact optimum, found without storing
+    anything. The child itself must be allowed to split (not at the depth limit).
 
     With ``similar``, the similar-support bound also applies: a sibling ``l & g2`` (weight
     ``W[g2]``, optimum at least ``B[g2]``) shares all but ``W[g2] - w(child & g2)`` of its weight
@@ -350,8 +355,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             _count_children(S, SjK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z,
                             y, w, weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
             child_dep = dep + 1
-            _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol,
-                            child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth),
+            leaves = child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth)
+            _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol, leaves,
                             nd_i, nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode)
         _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y,
                    w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, icnt,
@@ -487,10 +492,10 @@ def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off
 
 
 @njit(cache=True)
-def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0,
-            lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
-            ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw,
-            P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup):
+def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
+            weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i,
+            ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f,
+            keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
     splits are refined in increasing order of their bound until the least refined bound is no
     more than the others: a refined split's children not in the memo are bounded by their best
@@ -499,6 +504,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     K = cls_bits.shape[0]
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
     ctr[C_EXPANSIONS] += 1
+    was_expanded = (nd_i[l, FLG] & EXPANDED) != 0
     for f in range(q):
         used[f] = False
     for t in range(dep):
@@ -740,22 +746,35 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     nd_i[l, NA] = na
     nd_i[l, FLG] |= EXPANDED
     nd_f[l, REST] = rest
+    # An upper bound never rises: this expansion may know less about an earlier incumbent (its
+    # children's look-ahead bounds, or the branch's depth-2 subtree) than the branch's bound
+    # records; then keep the bound and its subtree (an action of an earlier expansion, or
+    # UBA_DEPTH2: the best subtree of depth <= 2, which the tree extraction rebuilds).
+    if uba >= 0 and ub_best < nd_f[l, UB]:
+        nd_f[l, UB] = ub_best
+        nd_i[l, UBA] = uba
+    elif not was_expanded:
+        nd_i[l, UBA] = UBA_DEPTH2 if nd_f[l, UB] < leaf_l - tol else -1
     if not _settle(l, best, minq, rest, leaf_l, tol, nd_i, nd_f, ac_i):
         # keep a stronger bound from before (the similar-support bound may give one)
         nd_f[l, LB] = max(nd_f[l, LB], min(minq, rest))
-        nd_f[l, UB] = ub_best
-        nd_i[l, UBA] = uba
 
 
 @njit(cache=True)
 def _settle(l, best, minq, rest, leaf, tol, nd_i, nd_f, ac_i):
-    """Mark branch ``l`` complete when its leaf, or its best split whose children are all
-    complete, is proven optimal; return whether it was."""
-    if best < 0 or leaf <= min(minq, rest) + tol:
+    """Mark branch ``l`` complete when its leaf, its incumbent (``UB``, ``UBA``), or its best
+    split whose children are all complete, is proven optimal; return whether it was.
+    ``min(minq, rest)`` bounds every split not pruned, and pruned splits cost at least the
+    best cost known at the time (the leaf or a split's upper bound, minus ``tol``)."""
+    lo = min(minq, rest)
+    ub = nd_f[l, UB]
+    if leaf <= lo + tol and leaf <= ub + tol:
         nd_f[l, LB] = leaf
         nd_f[l, UB] = leaf
         nd_i[l, UBA] = -1
-    elif ac_i[best, NINC] == 0 and minq <= rest:
+    elif lo >= ub - tol:
+        nd_f[l, LB] = ub
+    elif best >= 0 and ac_i[best, NINC] == 0 and minq <= rest:
         nd_f[l, LB] = minq
         nd_f[l, UB] = minq
         nd_i[l, UBA] = best
@@ -808,9 +827,9 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 
 
 @njit(cache=True)
-def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted, w0, lam_w,
-        tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar, depth2, dedup, nd_i,
-        nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
+        w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
+        depth2, dedup, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -875,8 +894,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
         plen = 0
         while True:
             if not (nd_i[l, FLG] & EXPANDED):
-                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
-                        weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
+                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob,
+                        Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
                         similar, B, W, lnode, depth2, ws, UF, dedup)
@@ -889,8 +908,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                     best = b
             if nd_f[l, REST] < minq:  # an action not stored is now the most promising
                 ctr[C_REEXP] += 1
-                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
-                        weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
+                _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob,
+                        Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
                         similar, B, W, lnode, depth2, ws, UF, dedup)

@@ -177,8 +177,8 @@ def prepare(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits, mis_bits
 
 
 @njit(cache=True)
-def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits, mis_bits, lit_off, K, R,
-            cb, ck, raw, own):
+def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits, mis_bits,
+                     lit_off, K, R, cb, ck, raw, own):
     """:func:`prepare` on any features: bitsets ``cb[g]`` by literal (codes >= 1)."""
     for k in range(K + 1):
         own[k] = 0.0
@@ -620,12 +620,12 @@ def workspace(n, n_words, q, G, K, cmax):
 @njit(cache=True)
 def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits,
                   lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, ws):
-    """Depth-2 bounds of the branch with rows ``S`` (see :func:`prepare`) and ``dep`` literals (which must be
-    allowed to split): ``out[0] = lb2``, ``out[1] = ub2``, ``out[2]`` the root split of a
-    subtree of depth <= 2 costing ``ub2`` (-1: the leaf; the children's splits are in ``bf``).
-    Returns the number of features whose ``q2`` was computed: at most ``max_rows`` (then
-    ``lb2`` is the least ``q2`` or ``q1`` left, a weaker bound) unless ``full``, which computes
-    every ``q2`` (the best subtree of depth <= 2, for the tree extraction). ``ws``: see
+    """Depth-2 bounds of the branch with rows ``S`` (see :func:`prepare`) and ``dep`` literals
+    (which must be allowed to split): ``out[0] = lb2``, ``out[1] = ub2``, ``out[2]`` the root
+    split of a subtree of depth <= 2 costing ``ub2`` (-1: the leaf; the children's splits are in
+    ``bf``). Returns the number of features whose ``q2`` was computed: at most ``max_rows``
+    (then ``lb2`` is the least ``q2`` or ``q1`` left, a weaker bound) unless ``full``, which
+    computes every ``q2`` (the best subtree of depth <= 2, for the tree extraction). ``ws``: see
     :func:`workspace`. With ``dedup``, only one of the features of ``UF`` that split the rows
     alike is examined (see :mod:`._classes`; ``out[3]``: how many were left out)."""
     (R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos, UFd, hkey,

@@ -42,7 +42,8 @@ def _bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     m, n = mask.shape
     padded = np.zeros((m, n_words * 64), np.bool_)
     padded[:, :n] = mask
-    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64).reshape(m, n_words)
+    packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")
+    return packed.astype(np.uint64).reshape(m, n_words)
 
 
 def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
@@ -150,7 +151,8 @@ class _State:
 
 def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
           penalty: float, *, max_depth: int | None = None, time_limit: float | None = None,
-          max_branches: int | None = None, memory_limit: int = 2048, feature_map: FeatureMap | None = None,
+          max_branches: int | None = None, memory_limit: int = 2048,
+          feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           similar_support: bool = False, depth2: int = 8, dedup: bool = True,
           progress: Progress | None = None) -> SolveResult:
@@ -228,7 +230,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
     n_words = max(1, (n + 63) // 64)
     lit_codes = np.arange(G) - lit_off[lit_feat]
-    lit_bits = _bits((Z.T[lit_feat] == lit_codes[:, None]) if q else np.zeros((0, n), bool), n_words)
+    lit_mask = (Z.T[lit_feat] == lit_codes[:, None]) if q else np.zeros((0, n), bool)
+    lit_bits = _bits(lit_mask, n_words)
     cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
     allmask = _bits(np.ones((1, n), bool), n_words)[0]
     # Equivalent points: rows outvoted within their group of identical feature vectors are
@@ -382,7 +385,8 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
                 kid_forced = [-1] * int(card[f])
         elif rows.any() and len(lits) < q and (max_depth < 0 or len(lits) < max_depth):
             node = st.find(lits, zob)
-            if node >= 0 and st.nd_i[node, K.FLG] & K.EXPANDED:
+            if (node >= 0 and st.nd_i[node, K.FLG] & K.EXPANDED
+                    and st.nd_i[node, K.UBA] != K.UBA_DEPTH2):
                 act = int(st.nd_i[node, K.UBA])
                 f = int(st.ac_i[act, K.FEAT]) if act >= 0 else -1
             else:
