@@ -145,9 +145,8 @@ def test_boundary_thresholds_can_lose_the_optimum_at_depth_two():
 
 @pytest.mark.parametrize("n", [40, 300, 2000])
 def test_threshold_ranks_of_every_cardinality(n):
-    """Ranks (thresholds below each value) and midpoints, whether a column is argsorted by
-    NumPy (short columns) or radix-sorted on its bits (long ones): few or many values, signs,
-    -0.0 beside 0.0 (equal), huge magnitudes."""
+    """Ranks (thresholds below each value) and midpoints of short and long columns: few or many
+    values, signs, -0.0 beside 0.0 (equal), huge magnitudes."""
     rng = np.random.default_rng(n)
     signed = rng.choice([-1e308, -2.5, -0.0, 0.0, 1e-300, 3.0, 1e308], n)
     X = np.column_stack([rng.integers(0, 3, n), rng.normal(size=n), rng.integers(0, 90, n),

@@ -45,9 +45,6 @@ NO_MISSING, MISSING_TRUE, MISSING_FALSE = 0, 1, 2
 # With a deadline, columns are sorted (and binary features computed) this many cells at a time,
 # with a look at the clock between blocks: some tens of milliseconds of work each.
 DEADLINE_CELLS = 1 << 18
-# Rows (columns of the data) shorter than this are argsorted by NumPy, longer ones by
-# _radix_argsort (faster from about 600 values).
-SHORT_ROWS = 1024
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -151,55 +148,10 @@ def _argsorted_midpoints(V, order):
 def _sorted_midpoints(V: np.ndarray, want_rank: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`_midpoints` for float64 rows that are not all 0/1."""
-    # Ties need no stable order: they share a rank.
-    order = np.argsort(V, axis=1) if V.shape[1] < SHORT_ROWS else _radix_argsort(V.view(np.uint64))
-    flat, counts, rank = _argsorted_midpoints(V, order)[1:]
+    # Ties need no stable order: they share a rank. (NumPy's vectorised argsort beat a compiled
+    # radix sort on the float bits at every length measured, 1k-300k values, by 1.0-3.7x.)
+    flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))[1:]
     return flat, counts, rank if want_rank else None
-
-
-@njit(cache=True)
-def _radix_argsort(U):
-    """Each row's argsort of the float64 rows whose bits ``U`` holds (NaN last): a radix sort
-    on the bits, one byte at a time (a byte every value of the row shares is skipped), 2-4x
-    faster than NumPy's argsort on long rows."""
-    p, n = U.shape
-    order = np.empty((p, n), np.int64)
-    key, key2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
-    at, at2 = np.empty(n, np.int64), np.empty(n, np.int64)
-    hist = np.zeros((8, 256), np.int64)
-    sign = np.uint64(1) << np.uint64(63)
-    exponent, fraction = np.uint64(0x7FF0000000000000), np.uint64(0x000FFFFFFFFFFFFF)
-    for j in range(p):
-        hist[:] = 0
-        for i in range(n):
-            b = U[j, i]
-            # Unsigned keys in the floats' order: negatives reversed, below the positives.
-            if (b & exponent) == exponent and (b & fraction) != 0:
-                k = ~np.uint64(0)  # NaN
-            elif b & sign:
-                k = ~b
-            else:
-                k = b | sign
-            key[i], at[i] = k, i
-            for d in range(8):
-                hist[d, (k >> np.uint64(8 * d)) & np.uint64(255)] += 1
-        src_k, src_i, dst_k, dst_i = key, at, key2, at2
-        for d in range(8):
-            h = hist[d]
-            if h.max() == n:
-                continue  # every key has this byte
-            total = 0
-            for c in range(256):
-                total, h[c] = total + h[c], total
-            shift = np.uint64(8 * d)
-            for i in range(n):
-                k = src_k[i]
-                c = (k >> shift) & np.uint64(255)
-                dst_k[h[c]], dst_i[h[c]] = k, src_i[i]
-                h[c] += 1
-            src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
-        order[j] = src_i
-    return order
 
 
 def _boundary_midpoints(values: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -219,7 +171,8 @@ def _boundary_midpoints(values: np.ndarray, y: np.ndarray) -> np.ndarray:
     return mids[keep]
 
 
-def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray,
+                     k: int) -> np.ndarray:
     if len(candidates) <= k:
         return candidates
     order = np.argsort(values, kind="stable")
@@ -243,8 +196,10 @@ class Binarizer:
     def __init__(self, thresholds: str = "exact", max_thresholds: int | None = None) -> None:
         if thresholds not in ("exact", "boundary"):
             raise ValueError(f"thresholds must be 'exact' or 'boundary', got {thresholds!r}")
-        if max_thresholds is not None and (int(max_thresholds) != max_thresholds or max_thresholds < 1):
-            raise ValueError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
+        if max_thresholds is not None and (int(max_thresholds) != max_thresholds
+                                           or max_thresholds < 1):
+            raise ValueError("max_thresholds must be a positive integer or None, got "
+                             f"{max_thresholds!r}")
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
 
@@ -265,9 +220,9 @@ class Binarizer:
         numeric = [j for j, col in enumerate(columns) if not col.is_categorical]
         every_column = len(numeric) == len(columns)  # then no fancy-indexed copies of X
         if (every_column and self.exact_ and self.max_thresholds is None and keep_ranks
-                and 0 < len(X) < SHORT_ROWS and X.dtype == np.float64
+                and len(X) > 0 and X.dtype == np.float64
                 and (deadline is None or X.size <= DEADLINE_CELLS)):
-            # Short numeric columns: argsorted at once, then missing values, midpoints and
+            # Numeric columns: argsorted at once, then missing values, midpoints and
             # ranks in one compiled pass (0/1 columns, which need no sort, and columns with
             # missing values take the way below).
             check_deadline(deadline)
