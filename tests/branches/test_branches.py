@@ -166,7 +166,7 @@ def test_anytime_bounds_bracket_the_optimum(categorical_data):
     card = X.max(0) + 1
     full = solve(X, card, y, np.ones(len(y)), 4, 0.01)
     assert full.status == "optimal"
-    for cap in (200, 5000):
+    for cap in (200, 2000):
         part = solve(X, card, y, np.ones(len(y)), 4, 0.01, max_branches=cap)
         assert part.status == "node_limit"
         assert part.lower_bound <= full.objective + 1e-12 <= part.objective + 2e-12
@@ -351,7 +351,7 @@ def test_depth2_anytime_tree_realises_its_objective(binary_data):
 def random_duplicated(seed: int):
     """Few base features and many that split some branches alike: exact and complemented
     copies, copies with relabelled categories, copies equal only where a third feature is 0,
-    a constant column; weighted on even seeds."""
+    columns constant where another is 0, a constant column; weighted on even seeds."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 45))
     binary = seed % 3 != 2
@@ -360,7 +360,11 @@ def random_duplicated(seed: int):
     cols, card = [B[:, 0], B[:, 1], B[:, 2]], list(base_card)
     for _ in range(3):
         f = int(rng.integers(0, 3))
-        kind = int(rng.integers(0, 3))
+        kind = int(rng.integers(0, 4))
+        if kind == 3:  # constant where f is 0: the same rows at two depths
+            cols.append(np.where(B[:, f] == 0, 0, rng.integers(0, 2, n)))
+            card.append(2)
+            continue
         if kind == 0:  # an exact copy, or a complemented / relabelled one
             perm = rng.permutation(base_card[f])
             cols.append(perm[B[:, f]])
@@ -477,3 +481,32 @@ def test_upper_bounds_never_rise(binary_data, monkeypatch, mode):
     assert seen["calls"] > 1000 and seen["rises"] == 0
     err = (res.tree.predict(X) != y).mean()
     assert err + 0.01 * res.tree.n_splits == pytest.approx(res.objective, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(9))
+def test_memo_by_rows_keeps_the_optimum(seed):
+    """A memo keyed by rows (and depth under a depth limit) instead of literals: branches that
+    select the same rows by other literals share a node; the optimum equals brute force with
+    depth-2 bounds, look-ahead bounds and neither, and the search with literal keys; anytime
+    trees (stopped after a few branches) realise their objective."""
+    data = (random_categorical, random_binary, random_duplicated)[seed % 3]
+    Z, card, y, w, K = data(400 + seed)
+    for penalty in (0.0, 0.01, 0.04):
+        for max_depth in (None, 1, 2, 3):
+            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+            for mode in ({"depth2": 8}, {"depth2": 0, "lookahead": 3},
+                         {"depth2": 0, "lookahead": 0, "dedup": False}):
+                by_rows = solve(Z, card, y, w, K, penalty, max_depth=max_depth, **mode)
+                assert by_rows.status == "optimal"
+                assert by_rows.objective == pytest.approx(expected, abs=1e-12)
+                err = w[by_rows.tree.predict(Z) != y].sum() / w.sum()
+                assert err + penalty * by_rows.tree.n_splits == pytest.approx(by_rows.objective,
+                                                                             abs=1e-12)
+                assert max_depth is None or by_rows.tree.max_depth <= max_depth
+                by_lits = solve(Z, card, y, w, K, penalty, max_depth=max_depth, memo_rows=False,
+                                **mode)
+                assert by_lits.objective == pytest.approx(expected, abs=1e-12)
+            part = solve(Z, card, y, w, K, penalty, max_depth=max_depth, max_branches=60)
+            err = w[part.tree.predict(Z) != y].sum() / w.sum()
+            assert err + penalty * part.tree.n_splits == pytest.approx(part.objective, abs=1e-12)
+            assert part.lower_bound <= expected + 1e-12 <= part.objective + 2e-12

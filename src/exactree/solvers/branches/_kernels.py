@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
-from ._classes import mark_duplicates
+from ._classes import _GOLD, _mix, mark_duplicates
 from ._pairs import branch_bounds, pair_row, prepare, row_leaf, workspace
 
 # nd_i columns
@@ -124,6 +124,73 @@ def _find(h, l, g, nd_i, lit_store, ht_key, ht_val):
 
 
 @njit(cache=True)
+def rows_key(S, nzw, nnz, bits, dep, depth_keyed):
+    """Memo key of the rows ``S & bits`` (``S``: non-zero words ``S[:nnz]`` at word indices
+    ``nzw``; ``bits`` the bit rows of a literal, or empty for ``S`` itself) at ``dep`` literals:
+    a hash of the row set (a sum of mixed words, so any representation of the rows gives it),
+    with the depth mixed in when ``depth_keyed`` (under a depth limit)."""
+    h = np.uint64(0)
+    whole = bits.shape[0] == 0
+    for i in range(nnz):
+        x = S[i] if whole else S[i] & bits[nzw[i]]
+        if x != 0:
+            h += _mix(x ^ (np.uint64(nzw[i]) * _GOLD))
+    if depth_keyed:
+        h = _mix(h ^ (np.uint64(dep) * _GOLD))
+    return h
+
+
+@njit(cache=True)
+def _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
+    """Whether branch ``c`` holds exactly the rows ``S & bits`` (see :func:`rows_key`)."""
+    ls, d = nd_i[c, LS], nd_i[c, DEP]
+    whole = bits.shape[0] == 0
+    t = 0
+    for wi in range(allmask.shape[0]):
+        x = allmask[wi]
+        for u in range(d):
+            x &= lit_bits[lit_store[ls + u], wi]
+        v = np.uint64(0)
+        if t < nnz and nzw[t] == wi:
+            v = S[t] if whole else S[t] & bits[wi]
+            t += 1
+        if x != v:
+            return False
+    return True
+
+
+@njit(cache=True)
+def find_rows(h, S, nzw, nnz, bits, dep, depth_keyed, allmask, lit_bits, nd_i, lit_store,
+              ht_key, ht_val):
+    """Node holding the rows ``S & bits`` (key ``h``, see :func:`rows_key`; at ``dep``
+    literals when ``depth_keyed``), or -1."""
+    mask = np.uint64(ht_key.shape[0] - 1)
+    idx = np.int64(h & mask)
+    while ht_val[idx] >= 0:
+        if ht_key[idx] == h:
+            c = ht_val[idx]
+            if (not depth_keyed or nd_i[c, DEP] == dep) and \
+                    _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
+                return c
+        idx = np.int64((np.uint64(idx) + np.uint64(1)) & mask)
+    return -1
+
+
+@njit(cache=True)
+def _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store, ht_key,
+                ht_val, memo_rows, depth_keyed):
+    """Memo key of the child ``l & g`` (``S``: the rows of ``l``) and its node (-1: none):
+    keyed by its literals (Zobrist hash), or with ``memo_rows`` by its rows."""
+    if memo_rows:
+        dep = nd_i[l, DEP] + 1
+        h = rows_key(S, nzw, nnz, lit_bits[g], dep, depth_keyed)
+        return h, find_rows(h, S, nzw, nnz, lit_bits[g], dep, depth_keyed, allmask, lit_bits,
+                            nd_i, lit_store, ht_key, ht_val)
+    h = nd_h[l] ^ zob[g]
+    return h, _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
+
+
+@njit(cache=True)
 def _insert(h, c, ht_key, ht_val):
     mask = np.uint64(ht_key.shape[0] - 1)
     idx = np.int64(h & mask)
@@ -158,13 +225,13 @@ def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
 
 @njit(cache=True)
 def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i,
-                    nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode):
+                    nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz, allmask,
+                    lit_bits, memo_rows, depth_keyed):
     """For every child ``l & g`` of an unused feature other than ``skip_f``: its weight ``W[g]``,
     a lower bound ``B[g]`` on its optimal subtree (exact when a leaf is optimal there or the
     memo holds it complete, else the memo's bound or ``lam_w + EQ``) and ``lnode[g]``: -2 when
     a leaf is optimal or it is empty, else its memo node or -1."""
     K = cnt.shape[1] - 1
-    hl = nd_h[l]
     for f in range(used.shape[0]):
         if used[f] or f == skip_f:
             continue
@@ -181,7 +248,8 @@ def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are
                 B[g] = lc
                 lnode[g] = -2
             else:
-                c = _find(hl ^ zob[g], l, g, nd_i, lit_store, ht_key, ht_val)
+                c = _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store,
+                                ht_key, ht_val, memo_rows, depth_keyed)[1]
                 lnode[g] = c
                 B[g] = nd_f[c, LB] if c >= 0 else lam_w + eq
 
@@ -269,7 +337,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
-                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup):
+                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup, memo_rows):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
     start from their depth-2 bounds with ``depth2`` (see :mod:`._pairs`), else from their
     look-ahead bounds when ``lookahead`` is on (the same values the expansion of ``l`` used),
@@ -288,7 +356,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         if ch[t] >= 0:
             continue
         g = -1 - ch[t]
-        c = _find(hl ^ zob[g], l, g, nd_i, lit_store, ht_key, ht_val)
+        c = _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store, ht_key,
+                        ht_val, memo_rows, max_depth >= 0)[1]
         if c >= 0:
             ch[t] = c
             continue
@@ -357,7 +426,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             child_dep = dep + 1
             leaves = child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth)
             _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol, leaves,
-                            nd_i, nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode)
+                            nd_i, nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz,
+                            allmask, lit_bits, memo_rows, max_depth >= 0)
         _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y,
                    w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, icnt,
                    lb_out, ub_out, similar, B, W, ctr)
@@ -367,7 +437,10 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             continue
         g = -1 - ch[t]
         j = g - base_f
-        h = hl ^ zob[g]
+        if memo_rows:
+            h = rows_key(S, nzw, nnz, lit_bits[g], dep + 1, max_depth >= 0)
+        else:
+            h = hl ^ zob[g]
         c = ctr[C_NODES]
         ctr[C_NODES] += 1
         # literals of the child: those of l with g inserted in order
@@ -495,7 +568,8 @@ def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off
 def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
             weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i,
             ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f,
-            keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup):
+            keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup,
+            memo_rows):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
     splits are refined in increasing order of their bound until the least refined bound is no
     more than the others: a refined split's children not in the memo are bounded by their best
@@ -537,7 +611,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off, Z, y, w,
                         weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
     _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
-                    nd_h, lit_store, ht_key, ht_val, B, W, lnode)
+                    nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz, allmask, lit_bits,
+                    memo_rows, max_depth >= 0)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
     # split whose children are kept as leaves or at their incumbents); an action whose lower
     # bound reaches it can never be strictly better, so it is dropped (ties keep the incumbent).
@@ -829,7 +904,7 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        depth2, dedup, memo_rows, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -898,7 +973,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows)
                 break
             best = -1
             minq = np.inf
@@ -912,7 +987,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -928,7 +1003,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
-                             B, W, lnode, depth2, ws, UF, dedup)
+                             B, W, lnode, depth2, ws, UF, dedup, memo_rows)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -132,6 +132,18 @@ class _State:
             K.rehash(self.nd_h, int(c[K.C_NODES]), self.ht_key, self.ht_val)
         return True
 
+    def find_rows(self, rows: np.ndarray, dep: int, depth_keyed: bool, allmask: np.ndarray,
+                  lit_bits: np.ndarray) -> int:
+        """Node id of the branch with these rows (a boolean mask; at ``dep`` literals when
+        ``depth_keyed``) in a memo keyed by rows, or -1."""
+        S_all = _bits(rows[None, :], allmask.shape[0])[0]
+        nzw = np.flatnonzero(S_all).astype(np.int64)
+        S = np.ascontiguousarray(S_all[nzw])
+        none = np.zeros(0, np.uint64)
+        h = np.uint64(K.rows_key(S, nzw, len(nzw), none, dep, depth_keyed))
+        return int(K.find_rows(h, S, nzw, len(nzw), none, dep, depth_keyed, allmask, lit_bits,
+                               self.nd_i, self.lit_store, self.ht_key, self.ht_val))
+
     def find(self, lits: tuple[int, ...], zob: np.ndarray) -> int:
         """Node id of the branch with these sorted literals, or -1."""
         h = 0
@@ -155,7 +167,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           similar_support: bool = False, depth2: int = 8, dedup: bool = True,
-          progress: Progress | None = None) -> SolveResult:
+          memo_rows: bool = True, progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -193,6 +205,11 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         features that split the branch's rows alike (equal or complementary binary columns on
         those rows; in general the same non-empty blocks) and drop the features constant there
         (see :mod:`._classes`). Speed, not results.
+    memo_rows : key the memo of branches by their rows (and, under ``max_depth``, their depth)
+        instead of their literals: branches with the same rows have the same optimal subtree
+        (the features their literals fix are constant there), so one node serves every split
+        order and every set of literals selecting those rows (GOSDT keys its subproblems by
+        their rows too). Speed and memory, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -258,10 +275,13 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     if leaf <= lam_w + eq_root + tol or q == 0 or max_depth == 0:
         st.nd_f[0, K.LB] = leaf
         st.nd_i[0, K.FLG] = K.COMPLETE | K.EXPANDED
-    K._insert(np.uint64(0), 0, st.ht_key, st.ht_val)
+    md = -1 if max_depth is None else int(max_depth)
+    if memo_rows:
+        nzw_all = np.arange(n_words, dtype=np.int64)
+        st.nd_h[0] = K.rows_key(allmask, nzw_all, n_words, np.zeros(0, np.uint64), 0, md >= 0)
+    K._insert(st.nd_h[0], 0, st.ht_key, st.ht_val)
     st.ctr[K.C_NODES] = 1
 
-    md = -1 if max_depth is None else int(max_depth)
     max_nodes = 0 if max_branches is None else int(max_branches)
     deadline = None if time_limit is None else start_time + float(time_limit)
     # Kernel calls of ~50 ms when they must stop in time or report; one call otherwise.
@@ -275,7 +295,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
                          max_nodes, int(lookahead), bool(similar_support), int(depth2),
-                         bool(dedup), *st.arrays())
+                         bool(dedup), bool(memo_rows), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -298,7 +318,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
-                          feature_map, lit_bits, cls_bits, mis_bits, bool(dedup))
+                          feature_map, lit_bits, cls_bits, mis_bits, bool(dedup),
+                          allmask if memo_rows else None)
     objective = cost / total
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
@@ -357,7 +378,8 @@ class _Depth2:
 def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
              weighted: bool, w0: float, n_classes: int, card: np.ndarray, lit_off: np.ndarray,
              lam_w: float, tol: float, max_depth: int, fmap: FeatureMap, lit_bits: np.ndarray,
-             cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool) -> tuple[Tree, float]:
+             cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool,
+             allmask: np.ndarray | None) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
     expanded (not stored, or stored with its look-ahead or depth-2 bounds only) gets its best
     subtree of depth <= 2, which costs at most what the kernels count as its incumbent (its
@@ -384,7 +406,8 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
             if f >= 0:
                 kid_forced = [-1] * int(card[f])
         elif rows.any() and len(lits) < q and (max_depth < 0 or len(lits) < max_depth):
-            node = st.find(lits, zob)
+            node = (st.find(lits, zob) if allmask is None else
+                    st.find_rows(rows, len(lits), max_depth >= 0, allmask, lit_bits))
             if (node >= 0 and st.nd_i[node, K.FLG] & K.EXPANDED
                     and st.nd_i[node, K.UBA] != K.UBA_DEPTH2):
                 act = int(st.nd_i[node, K.UBA])
