@@ -261,9 +261,11 @@ class DPSolver:
         cap = int(min(m, np.sqrt(PAIR_MATRIX_BYTES / (8 * (self.n_classes + 1))))) if matrix else 0
         self._ws = workspace(X, self.n_classes, cap)
         # Each row's features, for counting into the pair matrices (none without them).
-        rows, cols = np.nonzero(X) if cap else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-        self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
-        self.row_feat = cols.astype(np.int64)
+        self.row_ptr, self.row_feat = np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+        if cap:
+            rows, cols = np.nonzero(X)  # row-major order: each row's features ascending
+            self.row_ptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+            self.row_feat = cols.astype(np.int64)
         slots = ARCHIVE * (D + 1)
         self._archive = (np.zeros((slots, self.F.shape[1]), np.uint64), np.zeros((slots, 1 << D)),
                          np.zeros(slots, np.bool_))
