@@ -510,3 +510,26 @@ def test_memo_by_rows_keeps_the_optimum(seed):
             err = w[part.tree.predict(Z) != y].sum() / w.sum()
             assert err + penalty * part.tree.n_splits == pytest.approx(part.objective, abs=1e-12)
             assert part.lower_bound <= expected + 1e-12 <= part.objective + 2e-12
+
+
+@pytest.mark.parametrize("seed", range(9))
+def test_split_budget_keeps_the_optimum(seed):
+    """Branches whose leaf is less than two or three penalties above their EQ weight are
+    settled by their best stump or best depth-2 subtree: the optimum equals brute force (large
+    penalties make most branches such) and the search with the technique off."""
+    data = (random_categorical, random_binary, random_duplicated)[seed % 3]
+    Z, card, y, w, K = data(500 + seed)
+    if seed % 2:
+        w = np.ones(len(y))  # unit weights: the binary fast path
+    for penalty in (0.01, 0.03, 0.06, 0.1):
+        for max_depth in (None, 2, 3):
+            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+            for depth2 in (1, 8):
+                on = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2)
+                assert on.status == "optimal"
+                assert on.objective == pytest.approx(expected, abs=1e-12)
+                err = w[on.tree.predict(Z) != y].sum() / w.sum()
+                assert err + penalty * on.tree.n_splits == pytest.approx(on.objective, abs=1e-12)
+                off = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
+                            split_budget=False)
+                assert off.objective == pytest.approx(expected, abs=1e-12)

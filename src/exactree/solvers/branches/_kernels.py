@@ -337,7 +337,8 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
-                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup, memo_rows):
+                 lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup, memo_rows,
+                 budget):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
     start from their depth-2 bounds with ``depth2`` (see :mod:`._pairs`), else from their
     look-ahead bounds when ``lookahead`` is on (the same values the expansion of ``l`` used),
@@ -405,7 +406,8 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
             ctr[C_D2ROWS] += branch_bounds(Sj, jw, m, dep + 1, UF, nu, Z, y, w, weighted, w0,
                                            lit_bits, cls_bits, mis_bits, lit_off, card, K,
-                                           lam_w, tol, max_depth, False, depth2, dedup, ws)
+                                           lam_w, tol, max_depth, False, depth2, dedup,
+                                           budget, ws)
             ctr[C_DEDUP] += np.int64(o3[3])
             lb_out[j] = o3[0]
             ub_out[j] = o3[1]
@@ -569,7 +571,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i,
             ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f,
             keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup,
-            memo_rows):
+            memo_rows, budget):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
     splits are refined in increasing order of their bound until the least refined bound is no
     more than the others: a refined split's children not in the memo are bounded by their best
@@ -744,7 +746,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 f = cand_i[i, 0]
                 pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
                          sc, lam_w, tol, gc_leaves, False, R, cb, ck, T, cls, raw, own, bl, bu,
-                         bf, BW, R1, T11, CT, pos)
+                         bf, BW, R1, T11, CT, pos,
+                         budget)
                 ctr[C_D2ROWS] += 1
                 ret = cand_f[i, 1]
                 qinc = 0.0
@@ -904,7 +907,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, memo_rows, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        depth2, dedup, memo_rows, budget, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
+        ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -973,7 +977,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
                 break
             best = -1
             minq = np.inf
@@ -987,7 +991,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -1003,7 +1007,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
                              nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
-                             B, W, lnode, depth2, ws, UF, dedup, memo_rows)
+                             B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -568,13 +568,25 @@ def _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own
 
 
 @njit(cache=True)
+def _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu):
+    """Split budget (see :func:`branch_bounds`): a child of ``f`` whose leaf cost is less
+    than ``2 * lam_w`` above its EQ weight has an optimal subtree with at most one split, so its
+    best subtree of depth <= 1 (``bu``) is its optimum: ``bl = bu``."""
+    for g in range(lit_off[f], lit_off[f + 1]):
+        tot, leaf = row_leaf(raw, g, K)
+        if tot > 0.0 and (leaf - raw[g, K]) * s < 2.0 * lam_w - tol:
+            bl[g] = bu[g]
+
+
+@njit(cache=True)
 def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K, s, lam_w,
-             tol, gc_leaves, track, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW, R1, T11, CT, pos):
+             tol, gc_leaves, track, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW, R1, T11, CT, pos,
+             budget):
     """``bl``, ``bu`` (and with ``track`` ``bf``) of every literal of ``f``: the children of the
     branch's split on ``f``, each split further on every other unused feature (see the module
     docstring), after :func:`prepare` (which returned ``nS``, ``nw`` and ``binary``). The
     arrays are those of :func:`workspace`, passed one by one (unpacking the tuple per row would
-    cost reference counting)."""
+    cost reference counting). ``budget``: see :func:`_budget_row`."""
     if binary and not track:
         _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
                     lit_off, bl, bu)
@@ -586,10 +598,14 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
                 cb[g, wi] = BW[wi, i]
         _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
                      lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
+        if budget:
+            _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
         return
     else:
         _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
                      lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
+        if budget:
+            _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
         return
     for g in range(lit_off[f], lit_off[f + 1]):
         tot, leaf = row_leaf(raw, g, K)
@@ -599,6 +615,8 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
         else:
             bl[g] = min(bl[g], leaf)
             bu[g] = leaf
+    if budget:
+        _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
 
 
 @njit(cache=True)
@@ -619,7 +637,7 @@ def workspace(n, n_words, q, G, K, cmax):
 
 @njit(cache=True)
 def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits,
-                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, ws):
+                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, budget, ws):
     """Depth-2 bounds of the branch with rows ``S`` (see :func:`prepare`) and ``dep`` literals
     (which must be allowed to split): ``out[0] = lb2``, ``out[1] = ub2``, ``out[2]`` the root
     split of a subtree of depth <= 2 costing ``ub2`` (-1: the leaf; the children's splits are in
@@ -627,7 +645,14 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
     (then ``lb2`` is the least ``q2`` or ``q1`` left, a weaker bound) unless ``full``, which
     computes every ``q2`` (the best subtree of depth <= 2, for the tree extraction). ``ws``: see
     :func:`workspace`. With ``dedup``, only one of the features of ``UF`` that split the rows
-    alike is examined (see :mod:`._classes`; ``out[3]``: how many were left out)."""
+    alike is examined (see :mod:`._classes`; ``out[3]``: how many were left out).
+
+    With ``budget`` (and not ``full``), the *split budget*: every split costs ``lam_w`` and no
+    subtree misclassifies less than the branch's EQ weight, so an optimal subtree has fewer
+    than ``(leaf - EQ) / lam_w`` splits (the leaf costs ``leaf``). Below two, the best stump or
+    the leaf is optimal; below three, the best subtree of depth <= 2, each child at its best
+    subtree of depth <= 1, is: the features are examined in increasing order of ``q1`` until
+    ``q1`` reaches the best such subtree found (then ``lb2 = ub2``, whatever ``max_rows``)."""
     (R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos, UFd, hkey,
      htab) = ws
     q = card.shape[0]
@@ -666,6 +691,21 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             bf[g] = -1
     best_lb = leaf
     n_rows = 0
+    exact2 = False
+    row_budget = budget and not full
+    if row_budget and not children_leaves and lam_w > 0.0:
+        slack = leaf - own[K] * s
+        if slack < 2.0 * lam_w - tol:  # at most one split: the best stump or the leaf
+            if best_ub < leaf - tol:
+                out[0] = best_ub
+                out[1] = best_ub
+                out[2] = best_f
+            else:
+                out[0] = leaf
+                out[1] = leaf
+                out[2] = -1
+            return 0
+        exact2 = slack < 3.0 * lam_w - tol
     if children_leaves:  # q1 is exact: the children of every split are leaves
         for i in range(nu):
             best_lb = min(best_lb, q1[i])
@@ -679,7 +719,10 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
                     pick = i
             if pick < 0:
                 break
-            if not full:
+            if exact2:
+                if v >= min(best_ub, leaf) - tol:  # no subtree rooted at the rest beats it
+                    break
+            elif not full:
                 if v >= best_lb:  # lb2 is exact
                     break
                 lb = min(best_lb, v)  # a lower bound already
@@ -690,7 +733,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             f = UF[pick]
             pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
                      lam_w, tol, gc_leaves, full, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW, R1,
-                     T11, CT, pos)
+                     T11, CT, pos, row_budget)
             n_rows += 1
             lb = lam_w
             ub = lam_w
@@ -704,6 +747,8 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             if ub < best_ub:
                 best_ub = ub
                 best_f = f
+    if exact2:
+        best_lb = min(best_ub, leaf)  # at most two splits: the best such subtree is optimal
     if best_ub < leaf - tol:
         out[1] = best_ub
         out[2] = best_f

@@ -167,7 +167,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           similar_support: bool = False, depth2: int = 8, dedup: bool = True,
-          memo_rows: bool = True, progress: Progress | None = None) -> SolveResult:
+          memo_rows: bool = True, split_budget: bool = True,
+          progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -210,6 +211,11 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         (the features their literals fix are constant there), so one node serves every split
         order and every set of literals selecting those rows (GOSDT keys its subproblems by
         their rows too). Speed and memory, not results.
+    split_budget : with ``depth2``, a branch whose leaf cost is less than ``k * penalty`` (in
+        weight) above the weight no split can separate has an optimal subtree with fewer than
+        ``k`` splits: for ``k <= 3`` its best subtree of depth <= 2 (each child at its best
+        stump or leaf) is optimal and settles it, and a child with ``k <= 2`` is bounded by its
+        best stump exactly. Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -295,7 +301,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
                          max_nodes, int(lookahead), bool(similar_support), int(depth2),
-                         bool(dedup), bool(memo_rows), *st.arrays())
+                         bool(dedup), bool(memo_rows), bool(split_budget), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -370,7 +376,7 @@ class _Depth2:
         nzw = np.arange(self.n_words, dtype=np.int64)
         branch_bounds(S, nzw, self.n_words, len(used), UF, q - len(used), Z, y, w, weighted, w0,
                       lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md, True, q,
-                      dedup, self.ws)
+                      dedup, False, self.ws)
         out, bf = self.ws[12], self.ws[9]
         return int(out[2]), bf
 
