@@ -14,9 +14,16 @@ def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
     """Least weighted misclassification of any binary tree over the 0/1 columns of ``X`` with
     at most ``depth`` levels, ``max_nodes`` branching nodes and ``min_leaf`` rows per child;
     with ``leaf_cost``, the least sum of ``leaf_cost(class weights)`` over the leaves."""
+    budget_cap = (1 << depth) - 1 if max_nodes is None else max_nodes
+    return _subtree_costs(X, y, n_classes, weights, min_leaf, leaf_cost)(depth, budget_cap)
+
+
+def _subtree_costs(X: np.ndarray, y: np.ndarray, n_classes: int, weights: np.ndarray | None,
+                   min_leaf: int, leaf_cost=None) -> Callable[[int, int], float]:
+    """``cost(depth, budget)``: :func:`optimal_cost` of all rows, every call sharing one memo
+    of subproblems (row set, depth, budget)."""
     X = np.asarray(X, bool)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
-    budget_cap = (1 << depth) - 1 if max_nodes is None else max_nodes
 
     @lru_cache(maxsize=None)
     def best(rows: frozenset, d: int, b: int) -> float:
@@ -30,11 +37,13 @@ def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
             right = rows - left
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
-            for nl in range(b):
-                cost = min(cost, best(left, d - 1, nl) + best(right, d - 1, b - 1 - nl))
+            for nl in range(b):  # (a depth-d tree has at most 2**d - 1 splits)
+                cost = min(cost, best(left, d - 1, min(nl, (1 << (d - 1)) - 1))
+                           + best(right, d - 1, min(b - 1 - nl, (1 << (d - 1)) - 1)))
         return cost
 
-    return best(frozenset(range(len(y))), depth, budget_cap)
+    everything = frozenset(range(len(y)))
+    return lambda depth, budget: best(everything, depth, min(budget, (1 << depth) - 1))
 
 
 def thermometer_codes(rng: np.random.Generator, n: int, groups: int,
@@ -150,12 +159,13 @@ def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarra
             right = rows - left
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
-            for nl in range(b):
-                cost = min(cost, best(left, d - 1, nl) + best(right, d - 1, b - 1 - nl))
+            for nl in range(b):  # (a depth-d tree has at most 2**d - 1 splits)
+                cost = min(cost, best(left, d - 1, min(nl, (1 << (d - 1)) - 1))
+                           + best(right, d - 1, min(b - 1 - nl, (1 << (d - 1)) - 1)))
         return cost
 
     return best(frozenset(range(len(y))), depth,
-                (1 << depth) - 1 if max_nodes is None else max_nodes)
+                (1 << depth) - 1 if max_nodes is None else min(max_nodes, (1 << depth) - 1))
 
 
 def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
@@ -165,6 +175,6 @@ def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth:
     trees :func:`optimal_cost` ranges over (MurTree's size-minimal optimum): the optimum, and
     the least node budget that reaches it."""
     cap = (1 << depth) - 1 if max_nodes is None else max_nodes
-    best = optimal_cost(X, y, n_classes, depth, cap, weights, min_leaf)
-    return best, next(b for b in range(cap + 1)
-                      if optimal_cost(X, y, n_classes, depth, b, weights, min_leaf) <= best + 1e-9)
+    cost = _subtree_costs(X, y, n_classes, weights, min_leaf)
+    best = cost(depth, cap)
+    return best, next(b for b in range(cap + 1) if cost(depth, b) <= best + 1e-9)
