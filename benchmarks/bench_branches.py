@@ -17,7 +17,9 @@ whether we prove them within ours (``--limit``, 90 s), and the geometric-mean ti
 ``--hard`` runs the binary sets where GOSDT (and BRANCHES before the look-ahead bounds) stopped;
 ``--lookahead 0`` runs our solver without look-ahead bounds (the "before" numbers);
 ``--depth2 0`` without the depth-2 bounds from pair counts (``--depth2 N``: at most N feature
-rows per bound).
+rows per bound); ``--off dedup memo_rows split_budget`` switches those techniques off (one
+feature per class of features splitting a branch alike; the memo keyed by rows; the split
+budget), for ablation: results never change.
 
 Run:  python benchmarks/bench_branches.py [--gosdt-limit 90] [--binary NAME ... | --hard]
 Timings are wall-clock on whatever machine runs this; ours are warm (kernels compiled and
@@ -84,13 +86,15 @@ def one_hot_drop_last(X: np.ndarray) -> np.ndarray:
 
 
 def ours(X: np.ndarray, y: np.ndarray, lam: float, repeats: int, time_limit: float | None = None,
-         lookahead: int | None = None, depth2: int | None = None):
-    """Best-of-``repeats`` warm time of the solver and its result."""
+         lookahead: int | None = None, depth2: int | None = None, off: tuple = ()):
+    """Best-of-``repeats`` warm time of the solver and its result (techniques in ``off``
+    switched off)."""
     card = X.max(axis=0) + 1
     best, res = math.inf, None
     extra = {} if lookahead is None else {"lookahead": lookahead}
     if depth2 is not None:
         extra["depth2"] = depth2
+    extra.update({name: False for name in off})
     for _ in range(repeats):
         t = time.perf_counter()
         res = solve(X, card, y, np.ones(len(y)), int(y.max()) + 1, lam, time_limit=time_limit,
@@ -165,6 +169,8 @@ def main() -> None:
                     help="our look-ahead mode (default: the solver's; 0 = off)")
     ap.add_argument("--depth2", type=int, default=None,
                     help="our depth-2 bound row budget (default: the solver's; 0 = off)")
+    ap.add_argument("--off", nargs="*", default=[], choices=["dedup", "memo_rows", "split_budget"],
+                    help="switch these techniques off (ablation)")
     ap.add_argument("--hard", action="store_true", help="run the HARD_BINARY sets")
     ap.add_argument("--lam", type=float, default=0.01, help="lambda on the binary datasets")
     ap.add_argument("--binary", nargs="*", default=DEFAULT_BINARY, help="binary dataset names")
@@ -195,9 +201,9 @@ def main() -> None:
 def part1(args, keep, all_branches_cost) -> None:
     print("\n== Part 1: ordinal-encoded categorical data, the paper's lambda ==")
     print("objective = accuracy - lambda * splits (the paper's H_lambda; higher is better)")
-    head = (f"{'dataset':10s} {'n':>5s} {'q':>3s} {'lambda':>6s} | {'objective':>8s} {'splits':>6s} "
-            f"{'iters':>7s} {'expans':>7s} {'branches':>8s} {'time s':>8s} {'status':>8s} {'exh. DP':>8s} | "
-            f"{'paper obj':>9s} {'paper s':>7s} {'paper it':>8s}")
+    head = (f"{'dataset':10s} {'n':>5s} {'q':>3s} {'lambda':>6s} | {'objective':>8s} "
+            f"{'splits':>6s} {'iters':>7s} {'expans':>7s} {'branches':>8s} {'time s':>8s} "
+            f"{'status':>8s} {'exh. DP':>8s} | {'paper obj':>9s} {'paper s':>7s} {'paper it':>8s}")
     print(head)
     print("-" * len(head))
     for name, (lam, p_obj, p_time, p_it) in PAPER.items():
@@ -211,9 +217,11 @@ def part1(args, keep, all_branches_cost) -> None:
         if np.prod(card + 1.0) <= 3e5:
             exh_obj = 1 - all_branches_cost(X, y, lam)
             exh = "equal" if abs(exh_obj - obj) < 1e-9 else f"{exh_obj:.4f}!"
-        print(f"{name:10s} {len(y):5d} {X.shape[1]:3d} {lam:6.3f} | {obj:8.4f} {res.tree.n_splits:6d} "
-              f"{res.stats['iterations']:7d} {res.stats['expansions']:7d} {res.stats['branches']:8d} {t:8.4f} {res.status:>8s} "
-              f"{exh:>8s} | {p_obj:9.3f} {p_time:7.2f} {p_it:8d}")
+        st = res.stats
+        print(f"{name:10s} {len(y):5d} {X.shape[1]:3d} {lam:6.3f} | {obj:8.4f} "
+              f"{res.tree.n_splits:6d} {st['iterations']:7d} {st['expansions']:7d} "
+              f"{st['branches']:8d} {t:8.4f} {res.status:>8s} {exh:>8s} | {p_obj:9.3f} "
+              f"{p_time:7.2f} {p_it:8d}")
     print("iters = selection/backpropagation rounds; expans = expansions (first or again after")
     print("partial storage; the paper's iterations expand once each); branches = stored branches.")
     print("Our balance-o has 625 rows and 3 classes (the paper's Table 5: 576 rows, 2 classes);")
@@ -225,9 +233,9 @@ def part2(args, keep) -> None:
     print(f"\n== Part 2: binary data, side by side with GOSDT (its limit {args.gosdt_limit} s, "
           f"ours {args.limit:g} s) ==")
     print("objectives as misclassification rate + lambda * leaves (GOSDT's form = ours + lambda)")
-    head = (f"{'dataset':34s} {'n':>5s} {'q':>4s} {'lambda':>6s} | {'ours obj':>9s} {'status':>12s} "
-            f"{'gap':>7s} {'time s':>8s} | {'GOSDT obj':>9s} {'status':>11s} {'iters':>8s} "
-            f"{'time s':>8s} | {'ratio':>7s} {'same':>5s}")
+    head = (f"{'dataset':34s} {'n':>5s} {'q':>4s} {'lambda':>6s} | {'ours obj':>9s} "
+            f"{'status':>12s} {'gap':>7s} {'time s':>8s} | {'GOSDT obj':>9s} {'status':>11s} "
+            f"{'iters':>8s} {'time s':>8s} | {'ratio':>7s} {'same':>5s}")
     print(head)
     print("-" * len(head))
     rows = []
@@ -238,7 +246,7 @@ def part2(args, keep) -> None:
     ratios, gosdt_stuck = [], []
     for label, X, y, lam in rows:
         res, t = ours(X, y, lam, args.repeats, time_limit=args.limit, lookahead=args.lookahead,
-                      depth2=args.depth2)
+                      depth2=args.depth2, off=tuple(args.off))
         g_status, g_ub, g_lb, g_it, g_t = gosdt(X, y, lam, args.gosdt_limit, args.gosdt_mem)
         our_obj = res.objective + lam
         both = res.status == "optimal" and g_status == "converged"

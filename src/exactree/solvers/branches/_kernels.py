@@ -25,7 +25,8 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:
                 rows outvoted inside their group of identical feature vectors), ``REST`` (lower
                 bound on the actions not stored, see below), then the class weights;
-``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words);
+``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words), or with
+                ``memo_rows`` the key of its rows (:func:`rows_key`);
 ``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``, ``MAT``
                 (1 once every child is a stored node: children are stored lazily, when the
                 action is first selected, as ``-1 - literal`` until then);
@@ -43,7 +44,11 @@ an incumbent split) can never be strictly better and is not stored at all.
 Children that are complete when created (empty, pure enough that ``leaf <= lam_w + EQ``, or at
 the depth limit) are leaves of every optimal subtree and are never stored; only incomplete children
 get a node, and a memo (open addressing on the hash, full literal comparison on a hit) makes a
-branch reached by different split orders one node.
+branch reached by different split orders one node. With ``memo_rows`` the memo is keyed by the
+branch's rows instead (:func:`rows_key`; the rows recomputed from the stored node's literals and
+compared on a hit; the depth as well under a depth limit): the features a branch's literals fix
+are constant on its rows, so its optimal subtree depends on its rows (and remaining depth) only,
+and every set of literals selecting the same rows shares one node.
 """
 
 from __future__ import annotations

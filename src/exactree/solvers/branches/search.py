@@ -387,8 +387,9 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
              cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool,
              allmask: np.ndarray | None) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
-    expanded (not stored, or stored with its look-ahead or depth-2 bounds only) gets its best
-    subtree of depth <= 2, which costs at most what the kernels count as its incumbent (its
+    expanded (not stored, or stored with its look-ahead or depth-2 bounds only), or expanded
+    with its stored subtree still the incumbent (``UBA_DEPTH2``), gets its best subtree of
+    depth <= 2, which costs at most what the kernels count as its incumbent (its
     best subtree of depth <= 1 or <= 2). Returns the tree and its cost (in weight units)."""
     n = len(y)
     q = Z.shape[1]
