@@ -226,7 +226,7 @@ def test_solver_rejects_bad_codes():
 
 
 # penalty 0.05 and a branch cap keep the checks' continuous data (hundreds of thresholds) quick
-@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=20_000)])
+@parametrize_with_checks([SparseTreeClassifier(penalty=0.05, max_branches=2_000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
