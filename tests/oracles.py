@@ -8,6 +8,12 @@ from functools import lru_cache
 import numpy as np
 
 
+def _most_splits(depth: int, budget: int) -> int:
+    """A node budget capped at what a tree of ``depth`` levels can hold (2**depth - 1 splits):
+    larger budgets allow the same trees."""
+    return min(budget, (1 << depth) - 1)
+
+
 def optimal_cost(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
                  max_nodes: int | None = None, weights: np.ndarray | None = None,
                  min_leaf: int = 1, leaf_cost=None) -> float:
@@ -37,13 +43,13 @@ def _subtree_costs(X: np.ndarray, y: np.ndarray, n_classes: int, weights: np.nda
             right = rows - left
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
-            for nl in range(b):  # (a depth-d tree has at most 2**d - 1 splits)
-                cost = min(cost, best(left, d - 1, min(nl, (1 << (d - 1)) - 1))
-                           + best(right, d - 1, min(b - 1 - nl, (1 << (d - 1)) - 1)))
+            for nl in range(b):
+                cost = min(cost, best(left, d - 1, _most_splits(d - 1, nl))
+                           + best(right, d - 1, _most_splits(d - 1, b - 1 - nl)))
         return cost
 
     everything = frozenset(range(len(y)))
-    return lambda depth, budget: best(everything, depth, min(budget, (1 << depth) - 1))
+    return lambda depth, budget: best(everything, depth, _most_splits(depth, budget))
 
 
 def thermometer_codes(rng: np.random.Generator, n: int, groups: int,
@@ -159,13 +165,13 @@ def optimal_sse(tests: np.ndarray, y: np.ndarray, depth: int, weights: np.ndarra
             right = rows - left
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
-            for nl in range(b):  # (a depth-d tree has at most 2**d - 1 splits)
-                cost = min(cost, best(left, d - 1, min(nl, (1 << (d - 1)) - 1))
-                           + best(right, d - 1, min(b - 1 - nl, (1 << (d - 1)) - 1)))
+            for nl in range(b):
+                cost = min(cost, best(left, d - 1, _most_splits(d - 1, nl))
+                           + best(right, d - 1, _most_splits(d - 1, b - 1 - nl)))
         return cost
 
     return best(frozenset(range(len(y))), depth,
-                (1 << depth) - 1 if max_nodes is None else min(max_nodes, (1 << depth) - 1))
+                _most_splits(depth, (1 << depth) - 1 if max_nodes is None else max_nodes))
 
 
 def optimal_cost_and_splits(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int,

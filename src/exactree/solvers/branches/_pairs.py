@@ -590,31 +590,23 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
     if binary and not track:
         _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
                     lit_off, bl, bu)
-    elif binary:
-        # tracking the best split: expand the word-major bitsets by literal and go general
-        for i in range(nu):
-            g = lit_off[UF[i]] + 1
-            for wi in range(nw):
-                cb[g, wi] = BW[wi, i]
-        _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
-                     lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
-        if budget:
-            _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
-        return
+        for g in range(lit_off[f], lit_off[f + 1]):
+            tot, leaf = row_leaf(raw, g, K)
+            leaf *= s
+            if bu[g] < leaf - tol:
+                bl[g] = min(bl[g], bu[g])
+            else:
+                bl[g] = min(bl[g], leaf)
+                bu[g] = leaf
     else:
+        if binary:
+            # tracking the best split: expand the word-major bitsets by literal and go general
+            for i in range(nu):
+                g = lit_off[UF[i]] + 1
+                for wi in range(nw):
+                    cb[g, wi] = BW[wi, i]
         _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
                      lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
-        if budget:
-            _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
-        return
-    for g in range(lit_off[f], lit_off[f + 1]):
-        tot, leaf = row_leaf(raw, g, K)
-        leaf *= s
-        if bu[g] < leaf - tol:
-            bl[g] = min(bl[g], bu[g])
-        else:
-            bl[g] = min(bl[g], leaf)
-            bu[g] = leaf
     if budget:
         _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
 

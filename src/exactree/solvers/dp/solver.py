@@ -274,7 +274,6 @@ class DPSolver:
         self._all_roots = np.ones(m, np.bool_)
         self._snap = np.zeros((D + 2, 4), np.int64)  # the kernel's incumbent on a time-out
         self._depth2_memo: dict[int, BinaryNode] = {}
-        self._row_weights: np.ndarray | None = None  # weights times scale, for _fill_counts
         self._width = m  # frames try every split (see _widen)
         # Bytes held besides the cache: data, workspaces.
         self.fixed_bytes = sum(a.nbytes for a in (self.F, self.class_bits, self.row_ptr,
@@ -553,10 +552,8 @@ class DPSolver:
             if node.feature >= 0:
                 feature[i] = node.feature
                 true_child[i], false_child[i] = index[id(node.true)], index[id(node.false)]
-        if self._row_weights is None:
-            self._row_weights = self.weights * self.scale
         counts = np.zeros((n, self.n_classes))
-        route_weights(self._ws[0], self.labels, self._row_weights, feature, true_child,
+        route_weights(self._ws[0], self.labels, self.weights * self.scale, feature, true_child,
                       false_child, counts)
         for i, node in enumerate(nodes):
             node.counts = counts[i]
