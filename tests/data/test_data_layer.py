@@ -159,3 +159,45 @@ def test_threshold_ranks_of_every_cardinality(n):
         distinct = np.unique(X[:, j])
         np.testing.assert_array_equal(b.value_[b.column_ == j], distinct[:-1] / 2 + distinct[1:] / 2)
         np.testing.assert_array_equal(b.ranks[j], np.searchsorted(distinct, X[:, j]))
+
+
+def test_zero_one_fast_path_binarises_as_the_general_path():
+    """All-0/1 data takes a shortcut (no sort: one threshold 0.5 per varying column, ranks the
+    values): the same features, ranks and ``transform`` as the general path gives the same
+    columns beside a column of other values, and as the column-by-column definition."""
+    rng = np.random.default_rng(3)
+    n = 70
+    X = (rng.random((n, 9)) < 0.4).astype(float)
+    X[:, 2] = 1.0  # all ones: no threshold, ranks 0
+    X[:, 5] = 0.0  # all zeros
+    X[:3, 7], X[3:, 7] = 1.0, 0.0
+    columns = [Column(f"x{j}") for j in range(X.shape[1])]
+    y = rng.integers(0, 2, n)
+    fast = Binarizer().fit(X, y, columns, keep_ranks=True)
+    assert fast._numeric_runs == [0 if j in (2, 5) else 1 for j in range(9)]
+    # The general path: the same columns next to one that is not 0/1 (ranks via _midpoints'
+    # mixed branch), and without ranks (keep_ranks=False skips the shortcut).
+    wide = np.column_stack([X, rng.normal(size=n)])
+    general = Binarizer().fit(wide, y, columns + [Column("x9")], keep_ranks=True)
+    plain = Binarizer().fit(X, y, columns)
+    ours = fast.column_ < 9
+    for other in (general, plain):
+        mine = other.column_ < 9
+        np.testing.assert_array_equal(fast.column_[ours], other.column_[mine])
+        np.testing.assert_array_equal(fast.value_[ours], other.value_[mine])
+        np.testing.assert_array_equal(fast.op_[ours], other.op_[mine])
+        np.testing.assert_array_equal(fast.missing_[ours], other.missing_[mine])
+        assert fast.value_.dtype == other.value_.dtype == np.float64
+    for j in range(9):
+        np.testing.assert_array_equal(fast.ranks[j], general.ranks[j])
+        distinct = np.unique(X[:, j])
+        np.testing.assert_array_equal(fast.value_[fast.column_ == j],
+                                      distinct[:-1] / 2 + distinct[1:] / 2)
+        np.testing.assert_array_equal(fast.ranks[j], np.searchsorted(distinct, X[:, j]))
+    assert fast.ranks[0].dtype == np.int64 and not fast.missing_columns_.any()
+    # transform's shortcut (threshold tests only) against the tests spelled out
+    expected = X[:, fast.column_] <= fast.value_
+    np.testing.assert_array_equal(fast.transform(X), expected)
+    np.testing.assert_array_equal(fast.transform(X, deadline=1e300), expected)
+    np.testing.assert_array_equal(fast.transform(X, features=[3, 0]), expected[:, [3, 0]])
+    np.testing.assert_array_equal(plain.transform(X), expected)

@@ -173,3 +173,22 @@ def test_single_row_has_no_feature():
     _, _, B, feats = build(np.array([[1.0, 2.0]]), [0])
     assert B.shape == (1, 0)
     assert feats.n_features == 0 and feats.bucket.shape == (0, 1)
+
+
+@pytest.mark.parametrize("thresholds", [6, 12, 20])
+def test_zero_one_columns_below_the_mean_are_refused_as_by_the_plan(thresholds):
+    """0/1 data (a column of one threshold each) is refused at once when even one ordered
+    feature of all its thresholds would fall short of ``min_mean_splits``; otherwise the chains
+    decide (here a thermometer code: one ordered feature of every threshold)."""
+    rng = np.random.default_rng(thresholds)
+    x = rng.normal(size=120)
+    cuts = np.quantile(x, np.linspace(0.05, 0.95, thresholds))
+    T = (x[:, None] <= cuts[None, :]).astype(float)
+    binz, Xe, B, _ = build(T, rng.integers(0, 2, 120))
+    assert binz._numeric_runs == [1] * thresholds
+    assert ordered_features(binz, Xe, min_mean_splits=thresholds + 1) is None
+    merged = ordered_features(binz, Xe, min_mean_splits=thresholds)
+    assert merged is not None and merged.n_features == 1 and merged.n_splits == thresholds
+    check_semantics(B, merged)
+    free = ordered_features(binz, Xe)
+    assert free.n_features == 1 and np.array_equal(free.bucket, merged.bucket)

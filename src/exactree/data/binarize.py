@@ -78,6 +78,8 @@ def _midpoints(V: np.ndarray, want_rank: bool) -> tuple[np.ndarray, np.ndarray, 
     zero_one = _zero_one_rows(V)
     if not zero_one.any():
         return _sorted_midpoints(V, want_rank)
+    if zero_one.all():
+        return _zero_one_midpoints(V, want_rank)
     binary = V if zero_one.all() else V[zero_one]
     ones = binary.sum(axis=1)
     both = (ones > 0) & (ones < V.shape[1])
@@ -94,6 +96,21 @@ def _midpoints(V: np.ndarray, want_rank: bool) -> tuple[np.ndarray, np.ndarray, 
         if want_rank:
             rank[~zero_one] = rest_rank
     return np.concatenate(mids), np.array([len(m) for m in mids], np.int64), rank
+
+
+def _zero_one_midpoints(V: np.ndarray, want_rank: bool
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_midpoints` for float64 rows of 0s and 1s only: the threshold 0.5 in each row
+    holding both values, and a value's rank is the value itself (0 in a row of ones)."""
+    ones = V.sum(axis=1)
+    full = ones == V.shape[1]
+    counts = ((ones > 0) & ~full).astype(np.int64)
+    rank = None
+    if want_rank:
+        rank = V.astype(np.int64)
+        if full.any():
+            rank[full] = 0  # all ones: no threshold
+    return np.full(int(counts.sum()), 0.5), counts, rank
 
 
 @njit(cache=True)
@@ -227,7 +244,13 @@ class Binarizer:
             # missing values take the way below).
             check_deadline(deadline)
             V = np.ascontiguousarray(X.T)
-            if not _zero_one_rows(V).any():
+            zero_one = _zero_one_rows(V)
+            if zero_one.all():  # 0/1 data (no NaN): a threshold 0.5 per column that varies
+                flat, counts, rank = _zero_one_midpoints(V, True)
+                self.missing_columns_ = np.zeros(len(columns), bool)
+                self._numeric_features(flat, counts, dict(enumerate(rank)), columns)
+                return self
+            if not zero_one.any():
                 missing, flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))
                 if not missing:
                     self.missing_columns_ = np.zeros(len(columns), bool)
@@ -377,6 +400,8 @@ class Binarizer:
         sel = slice(None) if features is None else np.asarray(features, np.int64)
         column, op, value = self.column_[sel], self.op_[sel], self.value_[sel]
         cols = X[:, column]
+        if getattr(self, "_numeric_runs", None) is not None:
+            return cols <= value  # threshold tests only, no missing values (_numeric_features)
         out = np.where(op == LE, cols <= value, cols == value)
         true_missing = self.missing_[sel] == MISSING_TRUE
         if true_missing.any():

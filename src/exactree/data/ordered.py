@@ -148,6 +148,13 @@ def ordered_features(binarizer: Binarizer, X: np.ndarray, deadline: float | None
         return OrderedFeatures(bucket.reshape(len(runs), n),
                                [index[start:stop] for _, start, stop in runs],
                                [flip[start:stop] for _, start, stop in runs])
+    sizes = getattr(binarizer, "_numeric_runs", None)
+    if (min_mean_splits is not None and sizes is not None and len(column) < min_mean_splits
+            and max(sizes, default=0) <= 1):
+        # Numeric columns of at most one threshold each (0/1 data): every feature is a single
+        # one, all in one block of neighbours, whose chains carry at most all of them as splits
+        # of one ordered feature: fewer than asked (what the plan below finds, sooner).
+        return None
     # Runs of thresholds of one numeric column (and one missing side), and every category
     # test on its own. A run of one binary feature (a category, a column of one threshold) is
     # a two-bucket feature; neighbouring ones whose row sets nest merge into one ordered

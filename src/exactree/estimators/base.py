@@ -236,6 +236,7 @@ class TreeEstimatorBase(BaseEstimator):
         # Live lines (verbose) and Ctrl-C, for the searches that report (see exactree.progress).
         progress = self._progress = Progress(int(getattr(self, "verbose", 0)), type(self).__name__)
         self._deadline = deadline
+        self._fit_workers = None  # n_workers(n_jobs) once read in this fit (_memory_bytes)
         if keep.all():  # no copy of the encoded matrix (its own already)
             X_kept, y_kept, w_kept = np.ascontiguousarray(X_encoded), y_index, w
         else:
@@ -246,7 +247,7 @@ class TreeEstimatorBase(BaseEstimator):
         except TimeLimitReached:  # the data layer's deadline, before any search could run
             result = self._leaf_result(y_kept, w_kept, self.encoder_.columns_)
         finally:
-            del self._rows_kept, self._progress, self._deadline
+            del self._rows_kept, self._progress, self._deadline, self._fit_workers
         if progress.interrupted and result.status not in (OPTIMAL, OPTIMAL_ON_BINARIZED,
                                                            OPTIMAL_ON_RULES):
             result.status = INTERRUPTED
@@ -287,6 +288,7 @@ class TreeEstimatorBase(BaseEstimator):
             from ..solvers._workers import n_workers
 
             workers = n_workers(self.n_jobs)
+            self._fit_workers = workers  # the fit's reading of n_jobs (see _fit)
         total = memory_limit_bytes(getattr(self, "memory_limit", None))
         return max(total - sum(a.nbytes for a in held), 0.0) / workers
 

@@ -303,6 +303,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         """``solver.solve(**solve_args)`` with this fit's progress, over ``n_jobs`` workers
         where that can pay (see :func:`~exactree.solvers.dp.parallel.solve_dp`)."""
         n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
+        if getattr(self, "_fit_workers", None) == 1:
+            n_jobs = 1  # this fit read n_jobs as one worker already (joblib's config unchanged)
         sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress, **solve_args)
         return sol
 
