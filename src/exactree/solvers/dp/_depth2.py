@@ -408,9 +408,9 @@ def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cos
     if max_budget >= 2 and (left0 > 0 or right0 > 0):
         _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r)
         if left0 > 0:
-            left1 = cost_l.min()
+            left1 = _least(cost_l)
         if right0 > 0:
-            right1 = cost_r.min()
+            right1 = _least(cost_r)
     _offer(out, 1, left0 + right0, a, 0, -1, -1)
     if left1 < INF:
         _offer(out, 2, left1 + right0, a, 1, -2, -1)
@@ -480,6 +480,17 @@ def _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_right, min_le
                 cr += total - best
         cost_l[b] = cl
         cost_r[b] = cr
+
+
+@njit(cache=True, inline="always")
+def _least(x):
+    """The least of ``x`` (never NaN here) by a plain loop, which vectorises: NumPy's ``min``
+    in Numba checks every value for NaN, and took a fifth of a depth-4 search's time."""
+    best = INF
+    for i in range(x.shape[0]):
+        v = x[i]
+        best = v if v < best else best
+    return best
 
 
 @njit(cache=True)
