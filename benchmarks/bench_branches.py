@@ -12,6 +12,13 @@ penalises leaves, we penalise splits; on binary trees leaves = splits + 1, so th
 and ``GOSDT objective = ours + lambda``. Reports the geometric-mean time ratio ours / GOSDT over
 the rows both solved to proven optimality, with identical objectives required.
 
+Part 3 (``--parts continuous``): raw numeric columns, the classification sets of
+../shared/data/continuous/ (their ``train`` rows) and scikit-learn's iris, wine and breast cancer,
+at ``--cont-lams`` (default 0.01 and 0.005): SparseTreeClassifier on the raw columns (every
+midpoint threshold a candidate; ``--off ordered`` switches the chains of ordered thresholds
+off), GOSDT on the same problem binarised at every midpoint (one 0/1 column per threshold, the
+same optimum). ``--cont`` restricts it to some of these sets.
+
 Part 2 ends with the goals of issue 16: the problems GOSDT does not prove within its limit and
 whether we prove them within ours (``--limit``, 90 s), and the geometric-mean time ratio.
 ``--hard`` runs the binary sets where GOSDT (and BRANCHES before the look-ahead bounds) stopped;
@@ -66,6 +73,11 @@ DEFAULT_BINARY = ["monk1_bin", "monk2_bin", "monk3_bin", "iris_categorical_bin",
                   "tic-tac-toe_bin", "banknote_categorical_bin", "winequality-red_categorical_bin"]
 # Binary datasets where GOSDT timed out or ran out of memory at lambda = 0.01 (see above), and
 # where BRANCHES stopped at memory_limit before the look-ahead bounds (issue 16).
+# Part 3: raw numeric columns (scikit-learn's sets, then ../shared/data/continuous/'s
+# classification sets).
+SKLEARN = ["iris", "wine", "breast_cancer"]
+CONTINUOUS = SKLEARN + ["bank", "raisin", "rice", "wilt", "segment", "page", "occupancy",
+                        "bidding"]
 HARD_BINARY = ["hepatitis", "heart-cleveland", "anneal", "kr-vs-kp", "lymph", "primary-tumor",
                "soybean", "mushroom", "tic-tac-toe", "wine_categorical_bin"]
 
@@ -169,14 +181,19 @@ def main() -> None:
                     help="our look-ahead mode (default: the solver's; 0 = off)")
     ap.add_argument("--depth2", type=int, default=None,
                     help="our depth-2 bound row budget (default: the solver's; 0 = off)")
-    ap.add_argument("--off", nargs="*", default=[], choices=["dedup", "memo_rows", "split_budget"],
+    ap.add_argument("--off", nargs="*", default=[],
+                    choices=["dedup", "memo_rows", "split_budget", "ordered"],
                     help="switch these techniques off (ablation)")
     ap.add_argument("--hard", action="store_true", help="run the HARD_BINARY sets")
     ap.add_argument("--lam", type=float, default=0.01, help="lambda on the binary datasets")
     ap.add_argument("--binary", nargs="*", default=DEFAULT_BINARY, help="binary dataset names")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--parts", nargs="*", default=["paper", "onehot", "binary"],
-                    choices=["paper", "onehot", "binary"], help="which tables to print")
+                    choices=["paper", "onehot", "binary", "continuous"],
+                    help="which tables to print")
+    ap.add_argument("--cont", nargs="*", default=CONTINUOUS, help="continuous dataset names")
+    ap.add_argument("--cont-lams", nargs="*", type=float, default=[0.01, 0.005],
+                    help="lambda values on the continuous datasets")
     ap.add_argument("--only", nargs="*", default=None, help="restrict to these dataset names")
     ap.add_argument("--no-cold", action="store_true")
     args = ap.parse_args()
@@ -196,6 +213,8 @@ def main() -> None:
         part1(args, keep, all_branches_cost)
     if "onehot" in args.parts or "binary" in args.parts:
         part2(args, keep)
+    if "continuous" in args.parts:
+        part3(args, keep)
 
 
 def part1(args, keep, all_branches_cost) -> None:
@@ -260,6 +279,84 @@ def part2(args, keep) -> None:
               f"{res.status:>12s} {res.objective - res.lower_bound:7.4f} {t:8.3f} | {g_ub:9.6f} "
               f"{g_status:>11s} {g_it:8d} {g_t:8.3f} | {ratio if both else math.nan:7.4f} "
               f"{'-' if same is None else ('yes' if same else 'NO'):>5s}", flush=True)
+    if ratios:
+        gm = math.exp(np.mean(np.log(ratios)))
+        print(f"\ngeometric-mean time ratio ours/GOSDT over {len(ratios)} rows both solved "
+              f"with equal objectives: {gm:.4f} (goal <= 0.1)")
+    if gosdt_stuck:
+        proven = [r for r in gosdt_stuck if r[1] == "optimal"]
+        print(f"GOSDT did not prove {len(gosdt_stuck)} problem(s) within {args.gosdt_limit} s; "
+              f"we proved {len(proven)} of them within {args.limit:g} s (goal: all):")
+        for label, status, t in gosdt_stuck:
+            print(f"  {label:34s} {status:>12s} {t:8.2f} s")
+
+
+def load_continuous(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A classification set of ../shared/data/continuous/ (its train rows), or scikit-learn's
+    iris, wine or breast_cancer."""
+    if name in SKLEARN:
+        import sklearn.datasets as ds
+
+        return getattr(ds, f"load_{name}")(return_X_y=True)
+    import pandas as pd
+
+    df = pd.read_csv(DATA / "continuous" / f"{name}.csv.gz")
+    df = df[df["split"] == "train"]
+    return df.filter(like="x").to_numpy(float), np.unique(df["label"], return_inverse=True)[1]
+
+
+def midpoints(X: np.ndarray) -> np.ndarray:
+    """One 0/1 column ``x_j <= t`` per midpoint ``t`` of every column (GOSDT's input)."""
+    cols = []
+    for j in range(X.shape[1]):
+        v = np.unique(X[:, j])
+        t = (v[1:] + v[:-1]) / 2
+        cols.append(X[:, j][:, None] <= t[None, :])
+    return np.concatenate(cols, axis=1).astype(np.int64)
+
+
+def part3(args, keep) -> None:
+    from exactree import SparseTreeClassifier
+    from exactree.solvers.branches import search
+
+    print(f"\n== Part 3: raw numeric columns, side by side with GOSDT on every midpoint (its "
+          f"limit {args.gosdt_limit} s, ours {args.limit:g} s) ==")
+    print("objectives as misclassification rate + lambda * leaves (GOSDT's form = ours + lambda)")
+    head = (f"{'dataset':14s} {'n':>5s} {'cols':>4s} {'thr':>6s} {'lambda':>6s} | "
+            f"{'ours obj':>9s} {'status':>12s} {'gap':>7s} {'time s':>8s} | {'GOSDT obj':>9s} "
+            f"{'status':>11s} {'time s':>8s} | {'ratio':>7s} {'same':>5s}")
+    print(head)
+    print("-" * len(head))
+    saved = dict(search.solve.__kwdefaults__)
+    search.solve.__kwdefaults__.update({name: False for name in args.off})
+    ratios, gosdt_stuck = [], []
+    try:
+        for name in args.cont:
+            if not keep(name):
+                continue
+            X, y = load_continuous(name)
+            B = midpoints(X)
+            for lam in args.cont_lams:
+                t = time.perf_counter()
+                clf = SparseTreeClassifier(penalty=lam, time_limit=args.limit).fit(X, y)
+                t = time.perf_counter() - t
+                g_status, g_ub, g_lb, g_it, g_t = gosdt(B, y, lam, args.gosdt_limit,
+                                                        args.gosdt_mem)
+                our_obj = clf.objective_ + lam
+                both = clf.status_ == "optimal" and g_status == "converged"
+                same = abs(our_obj - g_ub) < 1e-6 if both else None
+                if both and same:
+                    ratios.append(t / g_t)
+                if g_status != "converged":
+                    gosdt_stuck.append((f"{name} {lam:g}", clf.status_, t))
+                print(f"{name:14s} {len(y):5d} {X.shape[1]:4d} {B.shape[1]:6d} {lam:6.3f} | "
+                      f"{our_obj:9.6f} {clf.status_:>12s} "
+                      f"{clf.objective_ - clf.lower_bound_:7.4f} {t:8.2f} | {g_ub:9.6f} "
+                      f"{g_status:>11s} {g_t:8.2f} | {t / g_t if both else math.nan:7.4f} "
+                      f"{'-' if same is None else ('yes' if same else 'NO'):>5s}", flush=True)
+    finally:
+        search.solve.__kwdefaults__.clear()
+        search.solve.__kwdefaults__.update(saved)
     if ratios:
         gm = math.exp(np.mean(np.log(ratios)))
         print(f"\ngeometric-mean time ratio ours/GOSDT over {len(ratios)} rows both solved "

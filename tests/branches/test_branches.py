@@ -533,3 +533,94 @@ def test_split_budget_keeps_the_optimum(seed):
                 off = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
                             split_budget=False)
                 assert off.objective == pytest.approx(expected, abs=1e-12)
+
+
+def random_numeric(seed: int):
+    """Small numeric data for the ordered thresholds: columns with ties, duplicated rows, a
+    constant column, 2-3 classes, weights on even seeds; every midpoint a binary feature with
+    its feature map (column, threshold), as the estimator builds them."""
+    from exactree.solvers.branches import FeatureMap
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 34))
+    C = int(rng.integers(2, 4))
+    X = rng.integers(0, int(rng.integers(2, 4)), size=(n, C)).astype(float)
+    X[:, 0] += rng.integers(0, 2, n) * 0.5  # a column with more distinct values
+    if seed % 3 == 0:
+        X[:, -1] = 1.0  # constant
+    X[n // 2:n // 2 + 3] = X[:3]  # duplicated rows
+    K = int(rng.integers(2, 4))
+    y = np.where(rng.random(n) < 0.7, (X[:, 0] > np.median(X[:, 0])).astype(int) +
+                 (X[:, 1] > 1) % K, rng.integers(0, K, n)) % K
+    y[n // 2:n // 2 + 3] = y[:3] if seed % 2 else y[n // 2:n // 2 + 3]
+    w = rng.integers(1, 4, n) * 0.5 if seed % 2 == 0 else np.ones(n)
+    feats, col, thr = [], [], []
+    for j in range(C):
+        v = np.unique(X[:, j])
+        for t in ((v[1:] + v[:-1]) / 2)[::-1 if seed % 2 else 1]:  # either order in Z
+            feats.append((X[:, j] > t).astype(int))
+            col.append(j)
+            thr.append(t)
+    B = np.stack(feats, 1) if feats else np.zeros((n, 0), int)
+    return B, np.full(B.shape[1], 2), y, w, K, FeatureMap(np.array(col), np.array(thr), C), X
+
+
+def test_ordered_thresholds_keep_the_optimum():
+    """The chains of a numeric column's thresholds lift bounds between nested children: the
+    optimum equals brute force over every threshold and the search with the technique off."""
+    lifted = 0
+    for seed in range(700, 730):
+        Z, card, y, w, K, fmap, X = random_numeric(seed)
+        for penalty in (0.0, 0.005, 0.02):
+            for max_depth in ((None, 3) if Z.shape[1] <= 6 else (3,)):
+                expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+                for depth2 in (1, 8):
+                    on = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
+                               feature_map=fmap)
+                    assert on.status == "optimal"
+                    assert on.objective == pytest.approx(expected, abs=1e-12), seed
+                    err = w[on.tree.predict(X) != y].sum() / w.sum()
+                    assert err + penalty * on.tree.n_splits == pytest.approx(on.objective,
+                                                                             abs=1e-12)
+                    lifted += on.stats["lifted_by_chains"]
+                    off = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
+                                feature_map=fmap, ordered=False)
+                    assert off.stats["lifted_by_chains"] == 0
+                    assert off.objective == pytest.approx(expected, abs=1e-12)
+    assert lifted > 100  # the bounds were lifted (not only in the depth-2 bounds)
+
+
+def test_ordered_thresholds_chains_follow_the_data():
+    """Neighbouring thresholds are linked only where their left sides nest on the data."""
+    from exactree.solvers.branches import FeatureMap
+    from exactree.solvers.branches.search import _chains
+
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    Z = np.stack([(x > 2.5), (x > 0.5), (x > 1.5), (x > 9.0) | (x == 0)], 1).astype(int)
+    fmap = FeatureMap(np.array([0, 0, 0, 0]), np.array([2.5, 0.5, 1.5, 9.0]), 1)
+    nxt, prv = _chains(Z, np.full(4, 2), fmap)
+    # by threshold: f1 (0.5) -> f2 (1.5) -> f0 (2.5); f3 does not nest (row 0 is right)
+    assert nxt.tolist() == [-1, 2, 0, -1] and prv.tolist() == [2, -1, 1, -1]
+    fmap.threshold[1] = np.nan  # categorical: no chain through it
+    nxt, prv = _chains(Z, np.full(4, 2), fmap)
+    assert nxt.tolist() == [-1, -1, 0, -1]
+
+
+def test_ordered_thresholds_estimator_on_numeric_data():
+    """The estimator on raw numeric columns: the same optimum with the chains on and off."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::3], y[::3]
+    on = SparseTreeClassifier(penalty=0.01).fit(X, y)
+    assert on.status_ == "optimal" and on.stats_["lifted_by_chains"] > 0
+    from exactree.solvers.branches import search
+
+    orig = search.solve.__kwdefaults__["ordered"]
+    search.solve.__kwdefaults__["ordered"] = False
+    try:
+        off = SparseTreeClassifier(penalty=0.01).fit(X, y)
+    finally:
+        search.solve.__kwdefaults__["ordered"] = orig
+    assert off.stats_["lifted_by_chains"] == 0
+    assert on.objective_ == pytest.approx(off.objective_, abs=1e-12)

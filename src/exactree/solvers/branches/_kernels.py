@@ -57,8 +57,9 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._chains import lift, lift_all, members
 from ._classes import _GOLD, _mix, mark_duplicates
-from ._pairs import branch_bounds, pair_row, prepare, row_leaf, workspace
+from ._pairs import branch_bounds, pair_row, prepare, row_leaf, set_chains, workspace
 
 # nd_i columns
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
@@ -77,8 +78,8 @@ COMPLETE, EXPANDED = 1, 2
 UBA_DEPTH2 = -2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
- C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP) = range(17)
-N_COUNTERS = 17
+ C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP, C_LIFTED) = range(18)
+N_COUNTERS = 18
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -620,6 +621,26 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
                     nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz, allmask, lit_bits,
                     memo_rows, max_depth >= 0)
+    # Ordered thresholds (see _chains): the children's bounds B lifted along every chain into
+    # CBl; candix[f]: the candidate of feature f (q: none), -1 for features not split here.
+    nxt, prv, mem, pre, CBl, candix = ws[21], ws[22], ws[24], ws[25], ws[27], ws[28]
+    lifting = False
+    if pairs:
+        for f in range(q):
+            if nxt[f] >= 0:
+                lifting = True
+                break
+    if lifting:
+        for f in range(q):
+            if used[f]:
+                continue
+            nonempty = 0
+            for g in range(lit_off[f], lit_off[f + 1]):
+                if row_leaf(cnt, g, K)[0] > 0.0:
+                    nonempty += 1
+            if nonempty >= 2:
+                candix[f] = q
+        lift_all(q, nxt, prv, candix, lit_off, B, CBl, mem, pre)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
     # split whose children are kept as leaves or at their incumbents); an action whose lower
     # bound reaches it can never be strictly better, so it is dropped (ties keep the incumbent).
@@ -660,6 +681,14 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 c = lnode[g]
                 if c >= 0:
                     ctr[C_HITS] += 1
+                    if lifting and not (nd_i[c, FLG] & COMPLETE) and CBl[g] > nd_f[c, LB]:
+                        # a chain neighbour's bound raises the stored branch's
+                        ctr[C_LIFTED] += 1
+                        if CBl[g] >= nd_f[c, UB] - tol:  # its incumbent is optimal
+                            nd_f[c, LB] = nd_f[c, UB]
+                            nd_i[c, FLG] |= COMPLETE
+                        else:
+                            nd_f[c, LB] = CBl[g]
                     if nd_i[c, FLG] & COMPLETE:
                         ret += nd_f[c, LB]
                     else:
@@ -667,6 +696,14 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                         uinc += nd_f[c, UB]
                         tmpc[tpos + ninc] = c
                         ninc += 1
+                elif lifting and CBl[g] >= lc - tol:  # a leaf is optimal there after all
+                    ctr[C_LIFTED] += 1
+                    ret += lc
+                elif lifting:
+                    qinc += max(lam_w + eq, CBl[g])
+                    uinc += lc
+                    tmpc[tpos + ninc] = -1 - g  # stored lazily, on first selection
+                    ninc += 1
                 else:
                     qinc += lam_w + eq  # the look-ahead below may raise it
                     uinc += lc
@@ -718,6 +755,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         cand_f[n_cand, 0] = qv
         cand_f[n_cand, 1] = ret
         cand_f[n_cand, 2] = ubv
+        if lifting:
+            candix[f] = n_cand
         if ubv < ub_best:
             ub_best = ubv
             ub_cand = n_cand
@@ -765,15 +804,20 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                         uinc += nd_f[c, UB]
                     else:
                         g = -1 - c
-                        if bl[g] >= bu[g] - tol:  # solved by its best split: never stored
+                        lbg = max(bl[g], CBl[g]) if lifting else bl[g]
+                        if lbg >= bu[g] - tol:  # solved by its best split: never stored
                             ret += bu[g]
                             ctr[C_SOLVED] += 1
                             ninc -= 1
                             tmpc[tpos + t] = tmpc[tpos + ninc]
                             continue
-                        qinc += bl[g]
+                        qinc += lbg
                         uinc += bu[g]
                     t += 1
+                if lifting and (nxt[f] >= 0 or prv[f] >= 0):
+                    ctr[C_LIFTED] += _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B,
+                                                   CBl, candix, nxt, prv, mem, pre, cand_f,
+                                                   done, cnt, K)
                 cand_i[i, 2] = ninc
                 cand_f[i, 0] = ret + qinc
                 cand_f[i, 1] = ret
@@ -825,6 +869,9 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             best = a
         if i == ub_cand:
             uba = a
+    if lifting:
+        for f in range(q):
+            candix[f] = -1
     nd_i[l, AS] = astart
     nd_i[l, NA] = na
     nd_i[l, FLG] |= EXPANDED
@@ -841,6 +888,32 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     if not _settle(l, best, minq, rest, leaf_l, tol, nd_i, nd_f, ac_i):
         # keep a stronger bound from before (the similar-support bound may give one)
         nd_f[l, LB] = max(nd_f[l, LB], min(minq, rest))
+
+
+@njit(cache=True)
+def _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B, CBl, candix, nxt, prv, mem, pre,
+                  cand_f, done, cnt, K):
+    """After the depth-2 bounds ``bl`` of the children of candidate ``i`` (feature ``f``) of an
+    expansion: lift them along ``f``'s chain (see :mod:`._chains`) and raise the bounds of the
+    chain's candidates not refined yet; returns how many were raised."""
+    for g in range(lit_off[f], lit_off[f] + 2):
+        if lnode[g] == -1 and bl[g] > B[g]:
+            B[g] = bl[g]
+    m = members(f, nxt, prv, candix, mem)
+    lift(mem, m, lit_off, B, CBl, pre)
+    raised = 0
+    for k in range(m):
+        o = candix[mem[k]]
+        if o >= n_cand or done[o]:
+            continue
+        v = lam_w
+        for g in range(lit_off[mem[k]], lit_off[mem[k]] + 2):
+            if row_leaf(cnt, g, K)[0] > 0.0:
+                v += CBl[g]
+        if v > cand_f[o, 0]:
+            cand_f[o, 0] = v
+            raised += 1
+    return raised
 
 
 @njit(cache=True)
@@ -912,8 +985,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, memo_rows, budget, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key,
-        ht_val, ctr):
+        depth2, dedup, memo_rows, budget, nxt, prv, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch,
+        ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -926,7 +999,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     ``similar`` adds the similar-support bound to the look-ahead (see ``_lookahead``).
     ``depth2`` replaces the look-ahead by the exact depth-2 bounds of :mod:`._pairs`: every
     child of every split evaluated is bounded by its best split, and every branch stored by its
-    best depth-2 subtree (solved outright when that meets the bound).
+    best depth-2 subtree (solved outright when that meets the bound). ``nxt``/``prv``: the
+    chains of ordered thresholds (all -1: none), see :mod:`._chains`.
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -959,6 +1033,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     lnode = np.zeros(G, np.int64)
     # depth-2 buffers (see _pairs)
     ws = workspace(Z.shape[0], n_words if depth2 else 1, q, G, K, cmax)
+    set_chains(ws, nxt, prv)
     UF = np.empty(q + 1, np.int64)
     it = 0
     while it < max_iter:

@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from ._chains import lift, members
 from ._classes import distinct
 
 # Unit weights: rows are packed afresh (instead of gathering the data's nonzero words) when
@@ -613,7 +614,9 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
 
 @njit(cache=True)
 def workspace(n, n_words, q, G, K, cmax):
-    """Scratch arrays of :func:`prepare`, :func:`pair_row` and :func:`branch_bounds`."""
+    """Scratch arrays of :func:`prepare`, :func:`pair_row` and :func:`branch_bounds`; entries
+    21 and 22 hold the chains of :mod:`._chains` (``nxt``, ``prv``: all -1, no chains, until
+    :func:`set_chains` fills them)."""
     size = 16
     while size < 2 * q + 2:
         size *= 2
@@ -624,7 +627,57 @@ def workspace(n, n_words, q, G, K, cmax):
             np.zeros((n_words, q + 1), np.uint64), np.zeros((K + 1, q + 1)),
             np.zeros((K + 1, q + 1)), np.zeros((8, q + 1)), np.zeros(q + 1, np.int64),
             np.zeros(q + 1, np.int64), np.zeros(q + 1, np.uint64),
-            np.zeros(size, np.int64))
+            np.zeros(size, np.int64),
+            # ordered thresholds (see _chains): nxt, prv, feature -> index (-1: inactive),
+            # chain members, prefix maxima, per-literal bounds and lifted bounds, candidates
+            np.full(q, -1, np.int64), np.full(q, -1, np.int64), np.full(q + 1, -1, np.int64),
+            np.zeros(q + 1, np.int64), np.zeros(q + 1), np.zeros(G + 1), np.zeros(G + 1),
+            np.full(q + 1, -1, np.int64))
+
+
+@njit(cache=True)
+def set_chains(ws, nxt, prv):
+    """Copy the chains of :mod:`._chains` into a :func:`workspace`."""
+    a, b = ws[21], ws[22]
+    for f in range(a.shape[0]):
+        a[f] = nxt[f]
+        b[f] = prv[f]
+
+
+@njit(cache=True)
+def _frontier(raw, g, K, s, lam_w, tol):
+    """The frontier bound of the child ``g`` (see the module docstring; 0 when empty)."""
+    tot, lc = row_leaf(raw, g, K)
+    if tot <= 0.0:
+        return 0.0
+    lc *= s
+    eq = raw[g, K] * s
+    return lc if lc <= lam_w + eq + tol else lam_w + eq
+
+
+@njit(cache=True)
+def _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem, pre, lo):
+    """Raise ``q1`` of the features of ``f``'s chain whose ``q2`` is not computed yet by the
+    bounds of their chain neighbours' children (see :mod:`._chains`): ``bl`` of those computed,
+    the frontier bound of the others."""
+    m = members(f, nxt, prv, ix, mem)
+    if m < 2:
+        return
+    for k in range(m):
+        i = ix[mem[k]]
+        for g in range(lit_off[mem[k]], lit_off[mem[k]] + 2):
+            lo[g] = bl[g] if done[i] else _frontier(raw, g, K, s, lam_w, tol)
+            if row_leaf(raw, g, K)[0] <= 0.0:
+                lo[g] = 0.0
+    lift(mem, m, lit_off, lo, lo, pre)
+    for k in range(m):
+        i = ix[mem[k]]
+        if done[i] or q1[i] == np.inf:
+            continue
+        g = lit_off[mem[k]]
+        v = lam_w + lo[g] + lo[g + 1]
+        if v > q1[i]:
+            q1[i] = v
 
 
 @njit(cache=True)
@@ -646,7 +699,8 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
     subtree of depth <= 1, is: the features are examined in increasing order of ``q1`` until
     ``q1`` reaches the best such subtree found (then ``lb2 = ub2``, whatever ``max_rows``)."""
     (R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos, UFd, hkey,
-     htab) = ws
+     htab) = ws[:21]
+    nxt, prv, ix, mem, pre, lo = ws[21], ws[22], ws[23], ws[24], ws[25], ws[26]
     q = card.shape[0]
     out[3] = 0.0
     if dedup:
@@ -702,6 +756,8 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
         for i in range(nu):
             best_lb = min(best_lb, q1[i])
     else:
+        for i in range(nu):
+            ix[UF[i]] = i
         while True:
             pick = -1
             v = np.inf
@@ -727,6 +783,9 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
                      lam_w, tol, gc_leaves, full, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW, R1,
                      T11, CT, pos, row_budget)
             n_rows += 1
+            if nxt[f] >= 0 or prv[f] >= 0:
+                _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem,
+                         pre, lo)
             lb = lam_w
             ub = lam_w
             for g in range(lit_off[f], lit_off[f + 1]):
@@ -739,6 +798,8 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             if ub < best_ub:
                 best_ub = ub
                 best_f = f
+        for i in range(nu):
+            ix[UF[i]] = -1
     if exact2:
         best_lb = min(best_ub, leaf)  # at most two splits: the best such subtree is optimal
     if best_ub < leaf - tol:

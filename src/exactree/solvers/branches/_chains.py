@@ -1,0 +1,80 @@
+"""Ordered thresholds: bounds shared along a numeric column's chain of binary features
+(BRANCHES' ``ordered`` technique).
+
+A numeric column gives one binary solver feature per threshold ``x <= t`` (code 0, the left
+child). Ordered by threshold, these features form a *chain*: the left child of a branch's split
+on ``t_i`` holds a subset of the rows of the left child of its split on ``t_k`` for ``t_i <
+t_k``, and the right child of ``t_k`` a subset of the right child of ``t_i``. The optimal
+subtree cost of a branch can only grow with its rows (an optimal tree of the larger set,
+applied to the smaller one, misclassifies no more with as many splits; both branches have the
+same depth, so the same room under a depth limit, and the features their literals fix are
+constant on their rows, see :mod:`._kernels`). So for ``i <= k <= j`` in a chain::
+
+    opt(left_k) >= opt(left_i),   opt(right_k) >= opt(right_j),
+    cost of a split on t_k >= lam_w + lb(left_i) + lb(right_j)
+
+for any lower bounds ``lb``: every bound proven for one threshold's children lifts the bounds of
+the thresholds beyond it (the interval bounds of the continuous-feature searches, Quant-BnB and
+ConTree, here inside BRANCHES' best-first search). :func:`lift` computes the prefix maxima of
+the left bounds and the suffix maxima of the right bounds along the active members of a chain.
+
+The chains are given as ``nxt[f]`` / ``prv[f]`` (the next / previous feature of ``f``'s chain,
+-1 at the ends; all -1 when the technique is off); the driver builds them from the feature map
+and checks the nesting on the data (:func:`exactree.solvers.branches.search._chains`).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def members(f, nxt, prv, active, out):
+    """The features of ``f``'s chain with ``active[feature] >= 0``, in chain order, into
+    ``out``; returns their number."""
+    h = f
+    while prv[h] >= 0:
+        h = prv[h]
+    m = 0
+    while h >= 0:
+        if active[h] >= 0:
+            out[m] = h
+            m += 1
+        h = nxt[h]
+    return m
+
+
+@njit(cache=True)
+def lift(mem, m, lit_off, lo, hi, pre):
+    """Lift the bounds ``lo[g]`` of the chain members ``mem[:m]`` into ``hi[g]``: for the left
+    literal (code 0) of member ``k`` the largest ``lo`` of the left literals of members ``<= k``,
+    for the right literal (code 1) the largest ``lo`` of the right literals of members ``>= k``
+    (lower bounds on the optimal costs of nested row sets). ``pre``: scratch of ``m`` entries.
+    ``lo`` and ``hi`` may be the same array."""
+    run = 0.0
+    for k in range(m):
+        g = lit_off[mem[k]]
+        run = max(run, lo[g])
+        pre[k] = run
+    run = 0.0
+    for k in range(m - 1, -1, -1):
+        g = lit_off[mem[k]] + 1
+        run = max(run, lo[g])
+        hi[g] = run
+    for k in range(m):
+        hi[lit_off[mem[k]]] = pre[k]
+
+
+@njit(cache=True)
+def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre):
+    """:func:`lift` over every chain of at least two active features (``hi`` is ``lo`` elsewhere
+    on the active features' literals)."""
+    for f in range(q):
+        if active[f] >= 0:
+            for g in range(lit_off[f], lit_off[f + 1]):
+                hi[g] = lo[g]
+    for f in range(q):
+        if prv[f] < 0 and nxt[f] >= 0:
+            m = members(f, nxt, prv, active, mem)
+            if m >= 2:
+                lift(mem, m, lit_off, lo, hi, pre)
