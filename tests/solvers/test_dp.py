@@ -262,3 +262,58 @@ def test_frames_with_many_roots_agree_with_index_order(seed, nodes, min_leaf):
     index_order = DPSolver(X, y, 3, max_depth=3, min_samples_leaf=min_leaf,
                            techniques={"depth2_incumbent": False}).solve(nodes)
     assert sorted_roots.cost == index_order.cost
+
+
+def _tree_rows(node, out):
+    """Preorder (true child first) feature and class weights of a BinaryNode tree."""
+    out.append((node.feature, node.counts.tolist()))
+    if node.feature >= 0:
+        _tree_rows(node.true, out)
+        _tree_rows(node.false, out)
+    return out
+
+
+def test_compiled_rebuild_gives_the_python_rebuild_tree(monkeypatch):
+    """The tree read back from the cache in one compiled pass (``_rebuild_arrays``) is the one
+    ``_rebuild`` and ``_fill_counts`` give: the same splits (input columns), class weights
+    and cost, with weights, classes, leaf sizes, budgets and duplicate columns. (A subtree
+    whose budget the cache does not hold sends the rebuild back to Python, which solves it
+    again: most problems here do not.)"""
+    original = DPSolver._rebuild_compiled
+    compiled = []
+
+    def spy(self, *a):
+        out = original(self, *a)
+        compiled.append(out is not None)
+        return out
+
+    for seed in range(80):
+        rng = np.random.default_rng(seed)
+        n, m, K = int(rng.integers(6, 90)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
+        X = rng.random((n, m)) < rng.uniform(0.2, 0.8)
+        if m > 2 and rng.random() < 0.5:
+            X[:, 1] = ~X[:, 0]  # a complement: kernel columns differ from input columns
+        y = rng.integers(0, K, n)
+        depth = int(rng.integers(3, 5))
+        nodes = None if rng.random() < 0.5 else int(rng.integers(0, 1 << depth))
+        w = None if rng.random() < 0.6 else rng.integers(1, 4, n) * rng.choice([1.0, 0.37])
+        min_leaf = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+        args = dict(sample_weight=w, max_depth=depth, min_samples_leaf=min_leaf)
+        monkeypatch.setattr(DPSolver, "_rebuild_compiled", spy)
+        fast = DPSolver(X, y, K, **args).solve(nodes)
+        monkeypatch.setattr(DPSolver, "_rebuild_compiled", lambda self, *a: None)
+        slow = DPSolver(X, y, K, **args).solve(nodes)
+        assert fast.cost == slow.cost and fast.lower_bound == slow.lower_bound
+        assert _tree_rows(fast.tree, []) == _tree_rows(slow.tree, [])
+    assert sum(compiled) >= 0.8 * len(compiled) > 40
+
+
+def test_compiled_rebuild_steps_aside_without_the_cache():
+    """A subtree missing from the cache (caching off) is solved again by the Python rebuild."""
+    rng = np.random.default_rng(5)
+    X, y = rng.random((80, 7)) < 0.5, rng.integers(0, 2, 80)
+    on = DPSolver(X, y, 2, max_depth=4).solve()
+    off = DPSolver(X, y, 2, max_depth=4, techniques={"cache": False})
+    assert off._rebuild_compiled(off.max_budget, 0, 7, 7) is None
+    sol = off.solve()
+    assert sol.optimal and sol.cost == on.cost

@@ -15,9 +15,10 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from ...progress import DEADLINE, Progress, new_board
-from .._bits import pack_rows
+from .._bits import pack_rows, set_bits
 from ._cache import LEAF, UNKNOWN, Cache, find
 from ._depth2 import F_ROOT, solve_depth2, workspace
 from ._lexicographic import perfect_is_final, solver_cost_bound, split_penalty
@@ -218,6 +219,136 @@ def _zobrist(seed: int, size: int) -> np.ndarray:
     return table
 
 
+_LOOKUP = -3  # _rebuild_arrays: a subtree whose split is read from the cache
+
+
+@njit(cache=True)
+def _rebuild_arrays(F, all_bits, zob, index, keys, meta, bounds, split, use_cache, depth, feat,
+                    nl, nr, cap, labels, weights, unit, incremental, row_ptr, row_feat,
+                    n_classes, min_leaf, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i,
+                    route_w):
+    """:meth:`DPSolver._rebuild` of the root (split ``feat``, children budgets ``nl``/``nr``,
+    depth-2 solver on) and :meth:`DPSolver._fill_counts` in one compiled pass: the same tree as
+    flat arrays in the preorder of ``_fill_counts`` (a node, its false subtree, its true
+    subtree). Returns ``(ok, n_nodes, feature, true_child, false_child, counts)``; not ``ok``
+    when a subtree's split is not in the cache (the caller rebuilds in Python, which solves it
+    again) or the tree would pass ``cap`` nodes."""
+    W = F.shape[1]
+    feature = np.full(cap, -1, np.int64)
+    true_child = np.zeros(cap, np.int64)
+    false_child = np.zeros(cap, np.int64)
+    counts = np.zeros((0, n_classes))
+    # Pending subtrees, depth first (at most one per level waits): rows, branch literals,
+    # parent, side, depth and budget.
+    S = depth + 2
+    st_bits = np.empty((S, W), np.uint64)
+    st_path = np.zeros((S, depth + 1), np.int64)
+    st_plen = np.zeros(S, np.int64)
+    st_parent = np.zeros(S, np.int64)
+    st_true = np.zeros(S, np.bool_)
+    st_depth = np.zeros(S, np.int64)
+    st_budget = np.zeros(S, np.int64)
+    st_feat = np.zeros(S, np.int64)  # the split when known (the root's), else _LOOKUP
+    st_nl = np.zeros(S, np.int64)
+    st_nr = np.zeros(S, np.int64)
+    idx = np.empty(W * 64, np.int64)
+    cur_bits = np.empty(W, np.uint64)
+    cur_path = np.zeros(depth + 1, np.int64)
+    tmp = np.zeros(depth + 1, np.int64)
+    out = np.zeros((5, 4))
+    st_bits[0] = all_bits
+    st_parent[0] = -1
+    st_depth[0] = depth
+    st_budget[0] = 1  # not a leaf by budget: the root's split is given
+    st_feat[0], st_nl[0], st_nr[0] = feat, nl, nr
+    top = 1
+    count = 0
+    while top > 0:
+        top -= 1
+        s = top
+        if count >= cap:
+            return False, 0, feature, true_child, false_child, counts
+        node = count
+        count += 1
+        p = st_parent[s]
+        if p >= 0:
+            if st_true[s]:
+                true_child[p] = node
+            else:
+                false_child[p] = node
+        d, b = st_depth[s], st_budget[s]
+        if b == 0 or d == 0:
+            continue  # a leaf
+        f, l, r = st_feat[s], st_nl[s], st_nr[s]
+        plen = st_plen[s]
+        cur_bits[:] = st_bits[s]  # the children below take this slot
+        cur_path[:plen] = st_path[s, :plen]
+        if f == _LOOKUP and d <= 2:
+            k = set_bits(cur_bits, idx)
+            max_budget = min(b, (1 << d) - 1)
+            solve_depth2(idx, k, labels, weights, unit, incremental, row_ptr, row_feat,
+                         n_classes, min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
+                         ws_f, ws_i, out)
+            root = int(out[1, max_budget])
+            if root < 0:
+                continue
+            if count + 2 + 2 * (out[3, max_budget] >= 0) + 2 * (out[4, max_budget] >= 0) > cap:
+                return False, 0, feature, true_child, false_child, counts
+            feature[node] = root
+            for side in range(2):  # the false child first (preorder of _fill_counts)
+                child = count
+                count += 1
+                if side == 0:
+                    false_child[node] = child
+                    child_feat = int(out[4, max_budget])
+                else:
+                    true_child[node] = child
+                    child_feat = int(out[3, max_budget])
+                if child_feat >= 0:
+                    feature[child] = child_feat
+                    false_child[child] = count
+                    true_child[child] = count + 1
+                    count += 2
+            continue
+        if f == _LOOKUP:
+            if not use_cache:
+                return False, 0, feature, true_child, false_child, counts
+            h = np.int64(0)
+            for j in range(plen):
+                h ^= zob[cur_path[j]]
+            e = find(index, keys, meta, h, cur_path, plen, tmp)
+            if e < 0:
+                return False, 0, feature, true_child, false_child, counts
+            slot = meta[e, 2] + b
+            if not bounds[slot, 1] < INF:
+                return False, 0, feature, true_child, false_child, counts
+            f, l, r = split[slot, 0], split[slot, 1], split[slot, 2]
+            if f == UNKNOWN:
+                return False, 0, feature, true_child, false_child, counts
+        if f < 0:
+            continue  # a leaf
+        feature[node] = f
+        # Children: the true one below the false one, so the false one comes out first.
+        for side in range(2):
+            c = top
+            top += 1
+            for w in range(W):
+                st_bits[c, w] = cur_bits[w] & F[f, w] if side == 0 else cur_bits[w] & ~F[f, w]
+            for j in range(plen):
+                st_path[c, j] = cur_path[j]
+            st_path[c, plen] = 2 * f + 1 if side == 0 else 2 * f
+            st_plen[c] = plen + 1
+            st_parent[c] = node
+            st_true[c] = side == 0
+            st_depth[c] = d - 1
+            st_budget[c] = l if side == 0 else r
+            st_feat[c] = _LOOKUP
+    counts = np.zeros((count, n_classes))
+    feature, true_child, false_child = feature[:count], true_child[:count], false_child[:count]
+    route_weights(ws_X, labels, route_w, feature, true_child, false_child, counts)
+    return True, count, feature, true_child, false_child, counts
+
+
 class DPSolver:
     """Minimum weighted misclassification trees of bounded depth and node count.
 
@@ -399,6 +530,7 @@ class DPSolver:
         asked = ub  # trees at or above it are not answers, even when found on the way
         self._deadline, self._rebuilt_exactly = deadline, True
         incumbent = None  # (tree, kernel objective) of the best tree found outside the search
+        filled = None  # (tree, cost) of _rebuild_compiled
         # (end of the exact search's slice, narrow widths searched before it)
         plan = [(deadline, None)]
         if deadline < INF and roots is None:
@@ -437,7 +569,9 @@ class DPSolver:
         elif self.max_depth <= 2 and self.flags[USE_DEPTH2]:
             tree = self._depth2_tree(self.all_bits, self.max_depth, budget)
         else:
-            tree = self._rebuild(self.all_bits, [], self.max_depth, feat, nl, nr)
+            filled = self._rebuild_compiled(budget, feat, nl, nr)
+            tree = filled[0] if filled is not None else self._rebuild(
+                self.all_bits, [], self.max_depth, feat, nl, nr)
         # Subtrees missing from the cache are solved again within the same deadline; one cut
         # short leaves a valid but possibly worse subtree, so the answer is no longer proven.
         optimal = outcome == DONE and self._rebuilt_exactly
@@ -449,8 +583,11 @@ class DPSolver:
                     tree = other
         if incumbent is not None:
             lb = min(lb, incumbent[1])  # the search looked only below the incumbent
-        cost = self._fill_counts(tree)
-        self._to_input_columns(tree)
+        if filled is not None and tree is filled[0]:
+            cost = filled[1]  # counted, in input columns already
+        else:
+            cost = self._fill_counts(tree)
+            self._to_input_columns(tree)
         lb = solver_cost_bound(self, lb * self.scale)
         if not optimal:
             lb = max(lb, self.equivalent_points_bound())
@@ -585,6 +722,38 @@ class DPSolver:
         for c in (leaves.sum(axis=1) - leaves.max(axis=1)).tolist():
             total += c
         return total
+
+    def _rebuild_compiled(self, budget: int, feat: int, nl: int,
+                          nr: int) -> tuple[BinaryNode, float] | None:
+        """``_rebuild`` of the root, then ``_fill_counts`` and ``_to_input_columns``, in one
+        compiled pass (:func:`_rebuild_arrays`): ``(tree, cost)``, or None where it does not
+        apply (a subtree missing from the cache, the depth-2 solver or the cache off)."""
+        if not (self.flags[USE_DEPTH2] and self.flags[USE_CACHE]):
+            return None
+        D = self.max_depth
+        cap = min(2 * budget + 1, (1 << (D + 1)) - 1)
+        ok, n_nodes, feature, true_child, false_child, counts = _rebuild_arrays(
+            self.F, self.all_bits, self.zob, *self.cache.arrays(), True, D, int(feat),
+            int(nl), int(nr), cap, self.labels, self.weights, self.unit,
+            self.flags[USE_INCREMENTAL], self.row_ptr, self.row_feat, self.n_classes,
+            self.min_leaf, *self._ws, self.weights * self.scale)
+        if not ok:
+            return None
+        leaf = feature < 0
+        leaves = counts[leaf]
+        total = 0.0  # summed as _fill_counts does (its preorder)
+        for c in (leaves.sum(axis=1) - leaves.max(axis=1)).tolist():
+            total += c
+        split = ~leaf
+        feature[split] = self.columns[feature[split]]  # input columns (_to_input_columns)
+        columns = feature.tolist()
+        trues, falses = true_child.tolist(), false_child.tolist()
+        nodes: list[BinaryNode] = [None] * n_nodes  # type: ignore[list-item]
+        for i in range(n_nodes - 1, -1, -1):  # children come after their parent
+            j = columns[i]
+            nodes[i] = (BinaryNode(j, counts[i]) if j < 0 else
+                        BinaryNode(j, counts[i], nodes[trues[i]], nodes[falses[i]]))
+        return nodes[0], total
 
     def _rebuild(self, bits, path, depth, feat, nl, nr) -> BinaryNode:
         """The subtree splitting on ``feat`` with children budgets ``nl``/``nr`` (leaf if < 0);
