@@ -31,7 +31,10 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
                 (1 once every child is a stored node: children are stored lazily, when the
                 action is first selected, as ``-1 - literal`` until then);
 ``ac_f[a]``     ``Q`` (lower bound on the action's cost) and ``RET`` (lam_w plus the exact cost of
-                its complete children, the paper's "return_complete").
+                its complete children, the paper's "return_complete"); ``CL0``/``CL1``: with
+                ``ordered`` thresholds, lower bounds on its two children lifted along the
+                feature's chain (see :mod:`._chains`), 0 otherwise, for its children stored
+                later.
 
 An expansion stores only the ``keep`` actions with the lowest bounds (plus the incumbent's) and
 remembers the least bound of the others in ``REST``; when ``REST`` becomes the lowest bound of
@@ -70,7 +73,8 @@ N_FLOAT_FIELDS = 5
 # ac_i / ac_f columns
 FEAT, CS, NINC, MAT = 0, 1, 2, 3
 N_ACT_FIELDS = 4
-Q, RET = 0, 1
+Q, RET, CL0, CL1 = 0, 1, 2, 3
+N_ACT_FLOATS = 4
 # flags
 COMPLETE, EXPANDED = 1, 2
 # nd_i[node, UBA] of an expanded branch whose incumbent is its best subtree of depth <= 2 (at
@@ -342,7 +346,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
 @njit(cache=True)
 def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
-                 ac_i, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
+                 ac_i, ac_f, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
                  lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup, memo_rows,
                  budget):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
@@ -365,10 +369,13 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         g = -1 - ch[t]
         c = _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store, ht_key,
                         ht_val, memo_rows, max_depth >= 0)[1]
+        j = g - base_f
         if c >= 0:
             ch[t] = c
+            if j < 2 and ac_f[a, CL0 + j] > nd_f[c, LB] and not (nd_i[c, FLG] & COMPLETE):
+                _raise_lb(c, ac_f[a, CL0 + j], tol, nd_i, nd_f)
+                ctr[C_LIFTED] += 1
             continue
-        j = g - base_f
         need[j] = True
         any_new = True
         for k in range(K + 1):
@@ -486,9 +493,13 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             # UB is realised by the best depth-1 (depth-2) subtree; the tree extraction rebuilds
             # the best depth-2 subtree, no worse, for a branch never expanded. A child the
             # bounds solve is complete.
-            nd_f[c, LB] = max(lb_out[j], lam_w + eq)
+            lbj = lb_out[j]
+            if j < 2 and ac_f[a, CL0 + j] > lbj:  # lifted along the chain at the expansion
+                lbj = ac_f[a, CL0 + j]
+                ctr[C_LIFTED] += 1
+            nd_f[c, LB] = max(lbj, lam_w + eq)
             nd_f[c, UB] = ub_out[j]
-            if lb_out[j] >= ub_out[j] - tol:
+            if lbj >= ub_out[j] - tol:
                 nd_f[c, LB] = ub_out[j]
                 nd_i[c, FLG] = COMPLETE
         else:
@@ -684,11 +695,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     if lifting and not (nd_i[c, FLG] & COMPLETE) and CBl[g] > nd_f[c, LB]:
                         # a chain neighbour's bound raises the stored branch's
                         ctr[C_LIFTED] += 1
-                        if CBl[g] >= nd_f[c, UB] - tol:  # its incumbent is optimal
-                            nd_f[c, LB] = nd_f[c, UB]
-                            nd_i[c, FLG] |= COMPLETE
-                        else:
-                            nd_f[c, LB] = CBl[g]
+                        _raise_lb(c, CBl[g], tol, nd_i, nd_f)
                     if nd_i[c, FLG] & COMPLETE:
                         ret += nd_f[c, LB]
                     else:
@@ -863,6 +870,11 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         ac_i[a, MAT] = mat
         ac_f[a, Q] = qv
         ac_f[a, RET] = cand_f[i, 1]
+        ac_f[a, CL0] = 0.0
+        ac_f[a, CL1] = 0.0
+        if lifting and card[cand_i[i, 0]] == 2:
+            ac_f[a, CL0] = CBl[lit_off[cand_i[i, 0]]]
+            ac_f[a, CL1] = CBl[lit_off[cand_i[i, 0]] + 1]
         na += 1
         if qv < minq:
             minq = qv
@@ -888,6 +900,17 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     if not _settle(l, best, minq, rest, leaf_l, tol, nd_i, nd_f, ac_i):
         # keep a stronger bound from before (the similar-support bound may give one)
         nd_f[l, LB] = max(nd_f[l, LB], min(minq, rest))
+
+
+@njit(cache=True)
+def _raise_lb(c, v, tol, nd_i, nd_f):
+    """Raise the lower bound of the stored, incomplete branch ``c`` to ``v`` (a lower bound on
+    its optimum, see :mod:`._chains`); complete when it meets the incumbent's cost."""
+    if v >= nd_f[c, UB] - tol:  # its incumbent is optimal
+        nd_f[c, LB] = nd_f[c, UB]
+        nd_i[c, FLG] |= COMPLETE
+    elif v > nd_f[c, LB]:
+        nd_f[c, LB] = v
 
 
 @njit(cache=True)
@@ -1085,7 +1108,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                     break
                 _materialize(l, best, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
                              card, zob, Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead,
-                             nd_i, nd_f, nd_h, lit_store, ac_i, ch, ht_key, ht_val, ctr, S, nzw,
+                             nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S,
+                             nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
                              B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)

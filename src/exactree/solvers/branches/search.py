@@ -96,7 +96,7 @@ class _State:
         self.nd_h = np.zeros(n_nodes, np.uint64)
         self.lit_store = np.zeros(n_lits, np.int32)
         self.ac_i = np.zeros((n_acts, K.N_ACT_FIELDS), np.int32)
-        self.ac_f = np.zeros((n_acts, 2), np.float64)
+        self.ac_f = np.zeros((n_acts, K.N_ACT_FLOATS), np.float64)
         self.ch = np.zeros(n_ch, np.int32)
         size = 1 << max(4, int(math.ceil(math.log2(4 * n_nodes))))
         self.ht_key = np.zeros(size, np.uint64)
