@@ -28,6 +28,10 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
     The same tree as :class:`~exactree.tree.TreeBuilder` gives (preorder, a node's distinct
     children in slot order), with its arrays filled directly: the builder's per-node objects
     and checks cost more than a millisecond fit's search."""
+    if not regression:
+        fast = _threshold_tree(root, binarizer, columns, n_classes, labels)
+        if fast is not None:
+            return fast
     column_, op_, value_ = binarizer.column_, binarizer.op_, binarizer.value_
     missing = binarizer.missing_
     # Preorder: a node's id is its place in `order`; its distinct children follow it, in slot
@@ -95,3 +99,64 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
                 child=np.array(child, np.int64), value=value, label=label,
                 n_features=len(columns), missing_left=np.array(missing_left, np.bool_),
                 missing_seen=binarizer.missing_columns_, check=False, **extra)
+
+
+def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
+                    n_classes: int, labels: Callable[[np.ndarray], np.ndarray] | None
+                    ) -> Tree | None:
+    """:func:`to_tree` of a classification tree whose splits are all threshold tests, in one
+    walk (children ids filled in as they are reached); None when a split is a category test.
+    The same arrays as the general walk: preorder, the true child first."""
+    column_, op_, value_ = binarizer.column_, binarizer.op_, binarizer.value_
+    missing = binarizer.missing_
+    order: list[BinaryNode] = []
+    kind: list[int] = []
+    feature: list[int] = []
+    threshold: list[float] = []
+    ptr, child = [0], []
+    split_nodes: list[int] = []
+    sides: list[tuple[int, bool]] = []  # threshold nodes whose missing side the fit chose
+    stack: list[tuple[BinaryNode, int]] = [(root, -1)]
+    while stack:
+        node, at = stack.pop()
+        i = len(order)
+        order.append(node)
+        if at >= 0:
+            child[at] = i
+        j = node.feature
+        if j < 0:
+            kind.append(LEAF)
+            feature.append(-1)
+            threshold.append(math.nan)
+            ptr.append(len(child))
+            continue
+        if op_[j] != LE:
+            return None
+        kind.append(THRESHOLD)
+        feature.append(int(column_[j]))
+        threshold.append(float(value_[j]))
+        side = int(missing[j])
+        if side != NO_MISSING:
+            sides.append((i, side == MISSING_TRUE))
+        split_nodes.append(i)
+        at = len(child)
+        child += [-1, -1]
+        ptr.append(at + 2)
+        stack.append((node.false, at + 1))
+        stack.append((node.true, at))
+    n = len(order)
+    value = np.array([node.counts for node in order], np.float64).reshape(n, -1)
+    weight = value.sum(axis=1).tolist()
+    label = value.argmax(axis=1) if labels is None else labels(value)
+    # Missing values: the heavier child (the left one on a tie), unless the fit chose.
+    missing_left = [False] * n
+    for i in split_nodes:
+        at = ptr[i]
+        missing_left[i] = weight[child[at]] >= weight[child[at + 1]]
+    for i, left in sides:
+        missing_left[i] = left
+    return Tree(kind=np.array(kind, np.int8), feature=np.array(feature, np.int64),
+                threshold=np.array(threshold, np.float64), child_ptr=np.array(ptr, np.int64),
+                child=np.array(child, np.int64), value=value, label=label,
+                n_features=len(columns), missing_left=np.array(missing_left, np.bool_),
+                missing_seen=binarizer.missing_columns_, check=False)
