@@ -317,3 +317,36 @@ def test_compiled_rebuild_steps_aside_without_the_cache():
     assert off._rebuild_compiled(off.max_budget, 0, 7, 7) is None
     sol = off.solve()
     assert sol.optimal and sol.cost == on.cost
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_threshold_tree_walk_is_the_general_walk(seed, monkeypatch):
+    """to_tree's one-walk shortcut for trees of threshold tests builds the arrays of the
+    general walk: node order, children, thresholds, chosen and default missing sides."""
+    from exactree.data import Binarizer
+    from exactree.data.encoding import Column
+    from exactree.solvers.dp import convert
+    from exactree.solvers.dp.solver import BinaryNode
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3))
+    X[rng.random(60) < 0.2, 1] = np.nan  # a column with missing values: chosen sides
+    y = rng.integers(0, 3, 60)
+    binz = Binarizer().fit(X, y, [Column(f"x{j}") for j in range(3)])
+    m = binz.n_features_out
+
+    def grow(depth):
+        if depth == 0 or rng.random() < 0.25:
+            return BinaryNode(-1, rng.random(3) * 5)
+        node = BinaryNode(int(rng.integers(0, m)), rng.random(3) * 5)
+        node.true, node.false = grow(depth - 1), grow(depth - 1)
+        return node
+
+    root = grow(4)
+    fast = convert.to_tree(root, binz, binz._columns, 3)
+    monkeypatch.setattr(convert, "_threshold_tree", lambda *a: None)
+    slow = convert.to_tree(root, binz, binz._columns, 3)
+    for name in ("kind", "feature", "threshold", "child_ptr", "child", "value", "label",
+                 "missing_left", "missing_seen"):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), name
