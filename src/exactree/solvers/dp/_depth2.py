@@ -150,7 +150,9 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
     for a in range(m):
         if diag[K, a] < min_leaf or n_node - diag[K, a] < min_leaf:
             continue
-        if rows:
+        if bitsets:  # (the common case, with the fewest arrays passed: see _root)
+            _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc)
+        elif rows:
             _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
                       ws_C, columns, crow, nrow, acc)
         ws_f[F_ROOT, columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
@@ -294,17 +296,36 @@ def _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, w
                     c[b] += row[b] * wi
                     nrow[b] += row[b]
         return
-    nrow[:] = 0.0
+    _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc)
+
+
+@njit(cache=True, inline="always")
+def _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc):
+    """:func:`_pair_row` by popcounts (unit weights)."""
     for k in range(K):
-        acc[:] = 0
-        for w in range(woff[k], woff[k + 1]):
+        # The first word sets the counts (no pass to clear them first: it showed in profiles).
+        w0 = woff[k]
+        if w0 == woff[k + 1]:  # no instance of this class
+            for b in range(m):
+                acc[b] = 0
+        else:
+            x = ws_bits[w0, a]
+            row = ws_bits[w0]
+            for b in range(m):
+                acc[b] = popcount(x & row[b])
+        for w in range(w0 + 1, woff[k + 1]):
             x = ws_bits[w, a]
             row = ws_bits[w]
             for b in range(m):  # vectorises (vpopcntq where available)
                 acc[b] += popcount(x & row[b])
-        for b in range(m):
-            crow[k, b] = acc[b]
-            nrow[b] += acc[b]
+        if k == 0:
+            for b in range(m):
+                crow[k, b] = acc[b]
+                nrow[b] = acc[b]
+        else:
+            for b in range(m):
+                crow[k, b] = acc[b]
+                nrow[b] += acc[b]
 
 
 @njit(cache=True)
@@ -397,16 +418,25 @@ def _distinct_from_counts(N, counts, m, n_node, min_leaf, columns):
 def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cost_l, cost_r):
     """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3 and
     return the cheapest. A child feature still to be looked up is marked -2."""
-    tot_l, best_l, best_r = 0.0, 0.0, 0.0
+    total, tot_l, best_l, best_r = 0.0, 0.0, 0.0, 0.0
     for k in range(K):
+        total += tot[k]
         tot_l += diag[k, a]
         best_l = max(best_l, diag[k, a])
         best_r = max(best_r, tot[k] - diag[k, a])
     left0 = tot_l - best_l
-    right0 = (tot.sum() - tot_l) - best_r
+    right0 = (total - tot_l) - best_r
     left1, right1 = INF, INF
     if max_budget >= 2 and (left0 > 0 or right0 > 0):
-        _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r)
+        # (_children's dispatch written out: every inlined level passing arrays adds reference
+        # counts, atomic operations, per root)
+        n_left = diag[K, a]
+        if K == 2:
+            _children_binary(crow, nrow, diag, tot, a, m, n_left, n_node - n_left, min_leaf,
+                             cost_l, cost_r)
+        else:
+            _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_node - n_left,
+                                 min_leaf, cost_l, cost_r)
         if left0 > 0:
             left1 = _least(cost_l)
         if right0 > 0:
