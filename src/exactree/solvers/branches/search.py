@@ -324,7 +324,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     deadline = None if time_limit is None else start_time + float(time_limit)
     # Kernel calls of ~50 ms when they must stop in time or report; one call otherwise.
     chunked = deadline is not None or progress is not None
-    chunk = 16 if chunked else 1 << 60
+    chunk = 1 if chunked else 1 << 60  # one iteration first: on wide data one can take seconds
     out_of_memory = interrupted = False
     with progress.deferred_interrupts() if progress is not None else contextlib.nullcontext():
         while True:
