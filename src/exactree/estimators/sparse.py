@@ -1,4 +1,5 @@
-"""``SparseTreeClassifier``: optimal sparse trees with native multiway categorical splits (BRANCHES)."""
+"""``SparseTreeClassifier``: optimal sparse trees with native multiway categorical splits
+(BRANCHES)."""
 
 from __future__ import annotations
 
@@ -197,5 +198,6 @@ def _check_values(values: np.ndarray, column: Any) -> None:
     finite = values[np.isfinite(values)]
     bad = finite[finite != np.floor(finite)]
     if len(bad):
-        raise ValueError(f"categorical column {column!r} holds the non-integer value {float(bad[0])!r}; "
-                         "declared categorical columns need integer category codes")
+        raise ValueError(f"categorical column {column!r} holds the non-integer value "
+                         f"{float(bad[0])!r}; declared categorical columns need integer category "
+                         "codes")
