@@ -85,11 +85,20 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
     else:
         weight = value.sum(axis=1).tolist()
         label = value.argmax(axis=1) if labels is None else labels(value)
-    # Missing values: the heavier child (the left one on a tie), as Tree's default does,
-    # unless the fit chose the side (a column with missing values at fit time).
-    missing_left = [False] * n
-    for i in range(n):
-        if kind[i] == THRESHOLD:
+    return _assemble(kind, feature, threshold, ptr, child, value, label, weight, sides,
+                     binarizer, columns, extra)
+
+
+def _assemble(kind: list[int], feature: list[int], threshold: list[float], ptr: list[int],
+              child: list[int], value: np.ndarray, label: np.ndarray, weight: list[float],
+              sides: list[tuple[int, bool]], binarizer: Binarizer, columns: Sequence[Column],
+              extra: dict[str, np.ndarray]) -> Tree:
+    """The Tree of a walk's arrays. Missing values go to the heavier child (the left one on a
+    tie), as Tree's default does, unless the fit chose the side (``sides``: a column with
+    missing values at fit time)."""
+    missing_left = [False] * len(kind)
+    for i, k in enumerate(kind):
+        if k == THRESHOLD:
             missing_left[i] = weight[child[ptr[i]]] >= weight[child[ptr[i] + 1]]
     for i, left in sides:
         missing_left[i] = left
@@ -114,7 +123,6 @@ def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Co
     feature: list[int] = []
     threshold: list[float] = []
     ptr, child = [0], []
-    split_nodes: list[int] = []
     sides: list[tuple[int, bool]] = []  # threshold nodes whose missing side the fit chose
     stack: list[tuple[BinaryNode, int]] = [(root, -1)]
     while stack:
@@ -138,7 +146,6 @@ def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Co
         side = int(missing[j])
         if side != NO_MISSING:
             sides.append((i, side == MISSING_TRUE))
-        split_nodes.append(i)
         at = len(child)
         child += [-1, -1]
         ptr.append(at + 2)
@@ -148,15 +155,5 @@ def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Co
     value = np.array([node.counts for node in order], np.float64).reshape(n, -1)
     weight = value.sum(axis=1).tolist()
     label = value.argmax(axis=1) if labels is None else labels(value)
-    # Missing values: the heavier child (the left one on a tie), unless the fit chose.
-    missing_left = [False] * n
-    for i in split_nodes:
-        at = ptr[i]
-        missing_left[i] = weight[child[at]] >= weight[child[at + 1]]
-    for i, left in sides:
-        missing_left[i] = left
-    return Tree(kind=np.array(kind, np.int8), feature=np.array(feature, np.int64),
-                threshold=np.array(threshold, np.float64), child_ptr=np.array(ptr, np.int64),
-                child=np.array(child, np.int64), value=value, label=label,
-                n_features=len(columns), missing_left=np.array(missing_left, np.bool_),
-                missing_seen=binarizer.missing_columns_, check=False)
+    return _assemble(kind, feature, threshold, ptr, child, value, label, weight, sides,
+                     binarizer, columns, {})
