@@ -420,7 +420,14 @@ def _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, car
                 if ubs < bu[ga]:
                     bu[ga] = ubs
                     bf[ga] = f2
-    for g in range(fa, fa + ca):
+    _leaf_caps(raw, fa, fa + ca, K, s, tol, bl, bu, bf, True)
+
+
+@njit(cache=True, inline="always")
+def _leaf_caps(raw, lo, hi, K, s, tol, bl, bu, bf, track):
+    """Literals ``lo..hi-1``: a leaf is a candidate too, so it caps ``bu`` (the split feature
+    ``bf`` becoming -1 with ``track``) and bounds ``bl``."""
+    for g in range(lo, hi):
         tot, leaf = row_leaf(raw, g, K)
         leaf *= s
         if bu[g] < leaf - tol:
@@ -428,7 +435,8 @@ def _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, car
         else:
             bl[g] = min(bl[g], leaf)
             bu[g] = leaf
-            bf[g] = -1
+            if track:
+                bf[g] = -1
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"})
@@ -591,14 +599,7 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
     if binary and not track:
         _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
                     lit_off, bl, bu)
-        for g in range(lit_off[f], lit_off[f + 1]):
-            tot, leaf = row_leaf(raw, g, K)
-            leaf *= s
-            if bu[g] < leaf - tol:
-                bl[g] = min(bl[g], bu[g])
-            else:
-                bl[g] = min(bl[g], leaf)
-                bu[g] = leaf
+        _leaf_caps(raw, lit_off[f], lit_off[f + 1], K, s, tol, bl, bu, bf, False)
     else:
         if binary:
             # tracking the best split: expand the word-major bitsets by literal and go general
