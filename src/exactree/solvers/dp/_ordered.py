@@ -211,7 +211,7 @@ def _skip(pre, tot, s, target):
 
 
 @njit(cache=True)
-def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_cost, feat_pos,
+def _sweep_node(rows, bv, lab, n, weights, min_leaf, tot, pre, best, feat_cost, feat_pos,
                 target, fn, penalty, deadline):
     """The best tree of depth <= 1 of a node (``best[0] = (cost, feature, bucket, position)``,
     feature -1: a leaf), and every feature's least Gini impurity and where it lies.
@@ -239,7 +239,7 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
                 _consider(pre, tot, 0, t, n, min_leaf, g, prev, best, feat_cost, feat_pos, True,
                           target, fn, penalty)
             r = np.uint32(rows[g, t])
-            _add(pre, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
+            _add(pre, 0, np.uint32(lab[g, t]), weights[r], r, target)  # (ones for unit weights)
             prev = bg
         if _late(n, deadline):
             return True
@@ -247,18 +247,19 @@ def _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, pre, best, feat_
 
 
 @njit(cache=True)
-def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, pre, best,
-                 scratch_f, scratch_i, target, fn, penalty):
+def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, best,
+                 skip, count, last, target, fn, penalty):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
-    ``tot[s]``/``cnt_tot[s]`` are each side's class weights and row count. A split is evaluated
-    only where it can beat its side's best: after one that misses by ``gap``, the next rows must
-    move more than ``gap`` weight first (ConTree's skip). ``scratch_f``/``scratch_i`` are unused
-    float/int arrays standing in for :func:`_consider`'s per-feature outputs. A side is done
-    with a feature once the rows swept cost its best as one leaf (every later split's left
-    leaf holds them), and with all features once its best costs at most ``penalty``. Returns
-    the rows swept, over all features.
+    ``tot[s]``/``cnt_tot[s]`` are each side's class weights and row count; ``weights`` are ones
+    for unit weights. A split is evaluated only where it can beat its side's best: after one
+    that misses by ``gap``, the next rows must move more than ``gap`` weight first (ConTree's
+    skip). A side is done with a feature once the rows swept cost its best as one leaf (every
+    later split's left leaf holds them), and with all features once its best costs at most
+    ``penalty``. ``skip``, ``count`` and ``last`` (two entries each) hold each side's state in
+    a sweep: weight still to move, rows swept and the last one's bucket. Returns the rows swept,
+    over all features.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -274,42 +275,40 @@ def _sweep_sides(rows, bv, lab, n, side, weights, unit, min_leaf, tot, cnt_tot, 
         for s in range(2):
             for k in range(K):
                 pre[s, k] = 0.0
-        # Per-side state in scalars chosen by selects (no branch on the side): the sides
-        # interleave unpredictably, while a split worth evaluating is rare.
-        skip0 = skip1 = 0.0
-        c0 = c1 = 0
-        prev0 = prev1 = -1
-        done0 = best[0, 0] <= penalty
-        done1 = best[1, 0] <= penalty
+            # a side done with the feature waits for an infinite skip
+            skip[s] = INF if best[s, 0] <= penalty else 0.0
+            count[s] = 0
+            last[s] = -1
+        # The state is indexed by the side, not branched on: the sides interleave
+        # unpredictably, while a split worth evaluating is rare. (Unsigned indices: no
+        # negative-index wraparound in the loads.)
         for t in range(n):
             bg = bv[g, t]
             r = np.uint32(rows[g, t])
-            w = 1.0 if unit else weights[r]
-            s = np.int64(side[r])
-            one = s == 1
-            prev_s = prev1 if one else prev0
-            skip_s = skip1 if one else skip0
-            if skip_s < 0.0 and bg != prev_s and not (done1 if one else done0):
-                c_s = c1 if one else c0
-                gap = _consider(pre, tot, s, c_s, cnt_tot[s], min_leaf, g, prev_s, best,
-                                scratch_f, scratch_i, False, target, fn, penalty)
-                if one:
-                    skip1 = gap
-                    done1 = best[1, 0] <= penalty or gap == INF
-                else:
-                    skip0 = gap
-                    done0 = best[0, 0] <= penalty or gap == INF
-                if done0 and done1:
+            w = weights[r]
+            s = np.uint64(side[r])
+            if skip[s] < 0.0 and bg != last[s]:
+                # (skip and count stand in for _consider's unused per-feature outputs)
+                gap = _consider(pre, tot, s, count[s], cnt_tot[s], min_leaf, g, last[s], best,
+                                skip, count, False, target, fn, penalty)
+                skip[s] = INF if best[s, 0] <= penalty else gap
+                if skip[0] == INF and skip[1] == INF:
                     break
             swept += 1
-            _add(pre, s, lab[g, t], w, r, target)
-            c1 += s
-            c0 += 1 - s
-            skip1 -= w * s
-            skip0 -= w - w * s
-            prev1 = bg if one else prev1
-            prev0 = prev0 if one else bg
+            _add(pre, s, np.uint32(lab[g, t]), w, r, target)
+            count[s] += 1
+            skip[s] -= w
+            last[s] = bg
     return swept
+
+
+@njit(cache=True, inline="always")
+def _leaf_span(n, min_leaf):
+    """``(first, span)``: a split after ``c`` of a side's ``n`` rows leaves ``min_leaf`` rows
+    on both sides exactly when ``np.uint64(c - first) <= span`` (one comparison in a sweep)."""
+    if n >= 2 * min_leaf:
+        return min_leaf, np.uint64(n - 2 * min_leaf)
+    return n + 1, np.uint64(0)
 
 
 @njit(cache=True)
@@ -338,6 +337,10 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
     swept = 0
     n0 = cnt_tot[0]
     n1 = cnt_tot[1]
+    # A side's split after c of its rows leaves min_leaf rows on both sides when c - first,
+    # as an unsigned number, is at most span (a side too small for any: first beyond its rows).
+    first0, span0 = _leaf_span(n0, min_leaf)
+    first1, span1 = _leaf_span(n1, min_leaf)
     for s in range(2):
         best[s, 0] = leaf_cost(tot[s])
         best[s, 1] = -1.0
@@ -368,7 +371,8 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
         start = 0
         while start < n - 1:
             stop = min(start + SWEEP_BLOCK, n - 1)
-            for t in range(start, stop):
+            for tt in range(start, stop):
+                t = np.uint64(tt)  # unsigned: no negative-index wraparound in the loads
                 r = np.uint32(rg[t])
                 s = np.int64(side[r])
                 w = weights[r]  # (ones for unit weights: a load costs less here than a select)
@@ -379,21 +383,21 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
                 c0 += 1 - s
                 q1 += w * s
                 q0 += w - w * s
-                if bg[t + 1] != bg[t]:
-                    if c0 >= min_leaf and n0 - c0 >= min_leaf:
+                if bg[t + np.uint64(1)] != bg[t]:
+                    if np.uint64(c0 - first0) <= span0:
                         if d0 < lo0:
                             lo0 = d0
-                            at_lo0 = t
+                            at_lo0 = tt
                         if d0 > hi0:
                             hi0 = d0
-                            at_hi0 = t
-                    if c1 >= min_leaf and n1 - c1 >= min_leaf:
+                            at_hi0 = tt
+                    if np.uint64(c1 - first1) <= span1:
                         if d1 < lo1:
                             lo1 = d1
-                            at_lo1 = t
+                            at_lo1 = tt
                         if d1 > hi1:
                             hi1 = d1
-                            at_hi1 = t
+                            at_hi1 = tt
             start = stop
             # Least cost any later split can reach on each side (its left leaf holds the rows
             # swept: class weights (q + d) / 2 and (q - d) / 2), against what it must beat.
@@ -574,7 +578,8 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
            stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work, budget):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
-    ``root_ub``; with a ``target`` array (not None), least weighted squared error of mean
+    ``root_ub`` (``unit``: ``weights`` are all ones, the kernels' fast paths); with a
+    ``target`` array (not None), least weighted squared error of mean
     leaves instead (``n_classes`` must then be 3, the statistics per node, ``labels`` is
     ignored and ``unit`` must be false); with ``fn`` (not None, ``target`` None) the least sum
     of a user's leaf costs (``unit`` false). Every split costs ``penalty`` on top: with
@@ -688,6 +693,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     tot2 = np.zeros((2, K))
     cnt2 = np.zeros(2, np.int64)
     feat_cost = np.zeros(F)
+    side_skip = np.zeros(2)  # _sweep_sides' state per side
+    side_count = np.zeros(2, np.int64)
+    side_last = np.zeros(2, np.int64)
     # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
     # bound those of the splits around it.
     two_class = K == 2 and target is None and fn is None  # the two-class sweep's case
@@ -963,8 +971,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                                    gorder, ev_g[L, s], penalty)
                 else:
                     g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
-                                            unit, min_leaf, tot2, cnt2, pre, sw, feat_cost,
-                                            gorder, target, fn, penalty)
+                                            min_leaf, tot2, cnt2, pre, sw, side_skip,
+                                            side_count, side_last, target, fn, penalty)
                 work += F * fr_n[L]
                 cost = sw[0, 0] + sw[1, 0] + penalty
                 leafy = -1  # a budget of two splits: the side left a leaf, if any
@@ -1456,7 +1464,7 @@ def root_order(bucket, labels, weights, unit, n_classes, min_leaf, target, fn):
     for r in range(n):
         _add(tot, 0, labels[r], weights[r], r, target)
     feat_cost = np.zeros(F)
-    _sweep_node(rows, bv, lab, n, weights, unit, min_leaf, tot, np.zeros((2, n_classes)),
+    _sweep_node(rows, bv, lab, n, weights, min_leaf, tot, np.zeros((2, n_classes)),
                 np.zeros((2, 4)), feat_cost, np.zeros(F, np.int64), target, fn, 0.0, INF)
     return np.argsort(feat_cost, kind="mergesort")
 
@@ -1517,7 +1525,7 @@ def _init_frame(L, n, d, ub, rows, bv, lab, weights, unit, min_leaf, fr_n, fr_d,
             return False
     late = False
     if sweep:
-        late = _sweep_node(rows[L], bv[L], lab[L], n, weights, unit, min_leaf, fr_tot[L], pre,
+        late = _sweep_node(rows[L], bv[L], lab[L], n, weights, min_leaf, fr_tot[L], pre,
                            sw, feat_cost, fr_d1pos[L], target, fn, penalty, deadline)
         fr_best[L] = sw[0, 0]
         best_f[L, 0] = int(sw[0, 1])
