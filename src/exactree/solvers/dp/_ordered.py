@@ -312,17 +312,19 @@ def _leaf_span(n, min_leaf):
 
 
 @njit(cache=True)
-def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
-                        best, feat_lb, order, feat_out, penalty):
+def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best, feat_lb,
+                        order, feat_out, penalty):
     """Two classes: :func:`_sweep_sides` without evaluating splits one by one.
 
     With class weights ``P0, P1`` left of a split and ``T0, T1`` on the side, the best leaves
     cost ``min(P0, P1) + min(T0 - P0, T1 - P1)``: the leaf costs ``T0`` or ``T1``, or
     ``T1 + (P0 - P1)``, or ``T0 - (P0 - P1)``. So a feature's best split is where the running
     difference ``P0 - P1`` is least or greatest. Both sides are swept at once with their state
-    in scalars updated by arithmetic, not branches (the sides interleave unpredictably), and
-    candidates are taken at the end of every run of equal buckets (for a side without rows in
-    the run this repeats its previous candidate, which is harmless).
+    in scalars updated by additions, not branches (the sides interleave unpredictably): each
+    row adds its entry of ``side_w`` (see :func:`_side_weights`) to both sides' running
+    differences and weights. Candidates are taken at the end of every run of equal buckets
+    (for a side without rows in the run this repeats its previous candidate, which is
+    harmless).
 
     Features are taken in ``order``; ``feat_lb[s, g]`` bounds feature ``g``'s best tree of depth
     <= 1 on side ``s`` from below (from splits evaluated nearby), and a feature whose bounds
@@ -354,11 +356,9 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
             continue
         rg = rows[g]
         bg = bv[g]
-        lg = lab[g]
         d0 = 0.0
         d1 = 0.0
-        c0 = 0
-        c1 = 0
+        c1 = 0  # (side 0's count is the rest of the rows swept)
         q0 = 0.0  # weight swept on each side
         q1 = 0.0
         lo0 = INF
@@ -374,16 +374,13 @@ def _sweep_sides_binary(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot,
             for tt in range(start, stop):
                 t = np.uint64(tt)  # unsigned: no negative-index wraparound in the loads
                 r = np.uint32(rg[t])
-                s = np.int64(side[r])
-                w = weights[r]  # (ones for unit weights: a load costs less here than a select)
-                v = w - 2.0 * w * lg[t]  # +w for class 0, -w for class 1
-                d1 += v * s
-                d0 += v - v * s
-                c1 += s
-                c0 += 1 - s
-                q1 += w * s
-                q0 += w - w * s
+                d0 += side_w[r, 0]
+                d1 += side_w[r, 1]
+                q0 += side_w[r, 2]
+                q1 += side_w[r, 3]
+                c1 += np.int64(side[r])
                 if bg[t + np.uint64(1)] != bg[t]:
+                    c0 = tt + 1 - c1
                     if np.uint64(c0 - first0) <= span0:
                         if d0 < lo0:
                             lo0 = d0
@@ -487,6 +484,22 @@ def _mark_sides(rows, L, n, f, p, side):
     """``side[row]``: 0 for the first ``p`` rows of level ``L`` in feature ``f``'s order, else 1."""
     for t in range(n):
         side[np.uint32(rows[L, f, t])] = 0 if t < p else 1
+
+
+@njit(cache=True)
+def _side_weights(rows, lab, L, n, f, p, weights, side_w):
+    """Two classes, the rows marked by :func:`_mark_sides`: ``side_w[row] = (v0, v1, w0, w1)``,
+    the row's signed weight ``v`` (``+w`` for class 0, ``-w`` for class 1) and its weight ``w``
+    in its side's entries, 0 in the other side's (what :func:`_sweep_sides_binary` adds up)."""
+    for t in range(n):
+        r = np.uint32(rows[L, f, t])
+        w = weights[r]
+        v = w - 2.0 * w * lab[L, f, t]
+        one = t >= p
+        side_w[r, 0] = 0.0 if one else v
+        side_w[r, 1] = v if one else 0.0
+        side_w[r, 2] = 0.0 if one else w
+        side_w[r, 3] = w if one else 0.0
 
 
 @njit(cache=True)
@@ -700,6 +713,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # bound those of the splits around it.
     two_class = K == 2 and target is None and fn is None  # the two-class sweep's case
     ev_g = np.zeros((Lmax, n + 1 if two_class else 1, F, 2))
+    side_w = np.zeros((n if two_class else 0, 4))  # its rows' entries (_side_weights)
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     # Classes present on each side of every split of the current feature (_count_sides).
@@ -918,8 +932,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     work = clock_work
                     continue
                 if c < fr_best[L]:
-                    _segment_tree(L, f, t, rows, bv, lab, m, side, weights, fr_tot, tot2, cnt2,
-                                  sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
+                    _segment_tree(L, f, t, rows, bv, lab, m, side, side_w, weights, fr_tot, tot2,
+                                  cnt2, sw, feat_lb, gorder, g_out, penalty, h_f, h_b)
                     if _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) and use_global \
                             and L > 0:
                         _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1,
@@ -966,9 +980,10 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 binary = two_class  # the two-class sweep is a misclassification fact
                 if binary:
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    g_swept += _sweep_sides_binary(rows[L], bv[L], lab[L], fr_n[L], side,
-                                                   weights, min_leaf, tot2, cnt2, sw, feat_lb,
-                                                   gorder, ev_g[L, s], penalty)
+                    _side_weights(rows, lab, L, fr_n[L], f, p, weights, side_w)
+                    g_swept += _sweep_sides_binary(rows[L], bv[L], fr_n[L], side, side_w,
+                                                   min_leaf, tot2, cnt2, sw, feat_lb, gorder,
+                                                   ev_g[L, s], penalty)
                 else:
                     g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
                                             min_leaf, tot2, cnt2, pre, sw, side_skip,
@@ -1398,8 +1413,8 @@ def _adopt(L, c, tf, tb, fr_best, best_f, best_b, fr_ub):
 
 
 @njit(cache=True)
-def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw, feat_lb, order,
-                  out, penalty, tree_f, tree_b):
+def _segment_tree(L, f, t, rows, bv, lab, n, side, side_w, weights, fr_tot, tot, cnt, sw,
+                  feat_lb, order, out, penalty, tree_f, tree_b):
     """The tree of :func:`_segment.best_split_on`'s answer at level ``L`` (root split: feature
     ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
     again by one sweep."""
@@ -1409,8 +1424,9 @@ def _segment_tree(L, f, t, rows, bv, lab, n, side, weights, fr_tot, tot, cnt, sw
         order[g] = g
     if tot.shape[1] == 2:
         feat_lb[:, :] = -INF
-        _sweep_sides_binary(rows[L], bv[L], lab[L], n, side, weights, 1, tot, cnt, sw, feat_lb,
-                            order, out, penalty)
+        _side_weights(rows, lab, L, n, f, t + 1, weights, side_w)
+        _sweep_sides_binary(rows[L], bv[L], n, side, side_w, 1, tot, cnt, sw, feat_lb, order,
+                            out, penalty)
     else:
         best_tests(rows[L], bv[L], lab[L], n, tot.shape[1], weights, side, tot, penalty, sw)
     tree_f[:] = -1

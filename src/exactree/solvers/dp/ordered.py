@@ -309,10 +309,10 @@ class OrderedSolver:
         depth-two histograms' scratch (4 bytes a row and feature, 16 bytes per statistic and
         bucket for at most 4096 buckets, see :mod:`._histogram`), with two to four classes
         the segment trees' (96 bytes a row and pair of classes, rounded up to a power of two,
-        and 40 bytes a row, see :mod:`._segment`); then the tree building after it (about 48
-        bytes a row). Depth 0 (a single leaf) needs only the latter. An upper bound: the
-        resident memory measured is 65-85% of it (pages of deeper levels, which hold fewer
-        rows, are never touched)."""
+        and 40 bytes a row, see :mod:`._segment`), with two classes the rows' side weights
+        (32 bytes a row); then the tree building after it (about 48 bytes a row). Depth 0 (a
+        single leaf) needs only the latter. An upper bound: the resident memory measured is
+        65-85% of it (pages of deeper levels, which hold fewer rows, are never touched)."""
         F, n = self.features.bucket.shape
         K = self.n_classes
         after = 48 * n + 16 * K * (1 << (depth + 1))
@@ -334,7 +334,7 @@ class OrderedSolver:
                 and 2 <= K <= SEGMENT_MAX_CLASSES and depth >= 2):
             histograms += 96 * pairs(K) * (1 << max(n - 1, 0).bit_length()) + 40 * n
         return int(max(levels * level + histograms + n + 32 * H + 8 * (4 * F + 6 * K)
-                       + (56 * n if kmeans else 0), after))
+                       + (56 * n if kmeans else 0) + (32 * n if two_class else 0), after))
 
     def _solve_shallow(self, deadline: float, progress: Progress | None,
                        budget: int) -> DPSolution:
