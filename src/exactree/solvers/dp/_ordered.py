@@ -975,7 +975,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             _mark_sides(rows, L, fr_n[L], f, p, side)
             if fr_d[L] == 2:
                 # Both children are depth-one trees: one routed sweep per feature.
-                _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
+                _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
                              cnt2, target)
                 binary = two_class  # the two-class sweep is a misclassification fact
                 if binary:
@@ -1033,7 +1033,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 _budget_bounds(L, s, mono, flags, cur, ev_b, pb, fr_pcap, fr_bud, fr_d, pw, sp,
                                unit)
                 # A side without a split is a leaf: its cost is known.
-                _side_totals(lab, L, f, p, fr_n[L], rows, weights, unit, fr_tot[L, 0], tot2,
+                _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
                              cnt2, target)
                 for sd in range(2):
                     pb[L, sd, 0] = max(pb[L, sd, 0], _leaf(tot2[sd], target, fn))
@@ -1385,13 +1385,13 @@ def _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
 
 
 @njit(cache=True)
-def _side_totals(lab, L, f, p, n, rows, weights, unit, node_tot, tot, cnt, target):
+def _side_totals(lab, L, f, p, n, rows, weights, node_tot, tot, cnt, target):
     """Statistics (class weights) and row counts of the first ``p`` rows in feature ``f``'s
     order and the rest."""
     tot[0, :] = 0.0
     for t in range(p):
-        r = rows[L, f, t]
-        _add(tot, 0, lab[L, f, t], 1.0 if unit else weights[r], r, target)
+        r = np.uint32(rows[L, f, t])
+        _add(tot, 0, np.uint32(lab[L, f, t]), weights[r], r, target)  # (ones for unit weights)
     for k in range(tot.shape[1]):
         tot[1, k] = node_tot[k] - tot[0, k]
     cnt[0] = p
@@ -1419,7 +1419,7 @@ def _segment_tree(L, f, t, rows, bv, lab, n, side, side_w, weights, fr_tot, tot,
     ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
     again by one sweep."""
     _mark_sides(rows, L, n, f, t + 1, side)
-    _side_totals(lab, L, f, t + 1, n, rows, weights, False, fr_tot[L, 0], tot, cnt, None)
+    _side_totals(lab, L, f, t + 1, n, rows, weights, fr_tot[L, 0], tot, cnt, None)
     for g in range(rows.shape[1]):
         order[g] = g
     if tot.shape[1] == 2:
