@@ -30,6 +30,10 @@ from numba import njit
 from .._clock import late as _late
 
 INF = np.inf
+# Tree node indices are unsigned (no negative-index wraparound code in the loops); in Numba,
+# uint64 mixed with int64 gives float64, hence these constants.
+ONE = np.uint64(1)
+THREE = np.uint64(3)
 
 
 @njit(cache=True)
@@ -58,14 +62,14 @@ def _leaf(seg, i, j, y, v, cut, K):
         seg[i, 3 * j + 1] = x if cut else INF
         seg[i, 3 * j + 2] = x if cut else -INF
         return
-    c = 3 * pairs(K) * j
+    c = np.uint64(3 * pairs(K) * j)
     for a in range(K - 1):
         for b in range(a + 1, K):
             x = v if y == a else (-v if y == b else 0.0)
             seg[i, c] = x
-            seg[i, c + 1] = x if cut else INF
-            seg[i, c + 2] = x if cut else -INF
-            c += 3
+            seg[i, c + ONE] = x if cut else INF
+            seg[i, c + ONE + ONE] = x if cut else -INF
+            c += THREE
 
 
 @njit(cache=True, inline="always")
@@ -73,37 +77,39 @@ def _pull_tree(seg, i, a, b, j):
     """Node ``i`` of the tree in columns ``j .. j + 2`` from its children ``a`` and ``b``: sum,
     least and largest prefix sum."""
     s = seg[a, j]
+    j1 = j + ONE
+    j2 = j1 + ONE
     seg[i, j] = s + seg[b, j]
-    seg[i, j + 1] = min(seg[a, j + 1], s + seg[b, j + 1])
-    seg[i, j + 2] = max(seg[a, j + 2], s + seg[b, j + 2])
+    seg[i, j1] = min(seg[a, j1], s + seg[b, j1])
+    seg[i, j2] = max(seg[a, j2], s + seg[b, j2])
 
 
 @njit(cache=True, inline="always")
 def _pull(seg, i):
-    """Node ``i`` of every tree from its children."""
+    """Node ``i`` (unsigned) of every tree from its children."""
     for j in range(0, seg.shape[1], 3):
-        _pull_tree(seg, i, 2 * i, 2 * i + 1, j)
+        _pull_tree(seg, i, i + i, i + i + ONE, np.uint64(j))
 
 
 @njit(cache=True, inline="always")
 def _move_left(seg, i, y, v, cut, K):
     """The row of class ``y`` and weight ``v`` at leaf ``i`` moves from the right side's trees to
-    the left side's; the paths above it follow."""
+    the left side's; the paths above it follow. (``i`` unsigned: no wraparound code.)"""
     if K == 2:  # (the common case, with the path's loop unrolled)
         _leaf(seg, i, 0, y, v, cut, 2)
         _leaf(seg, i, 1, y, 0.0, cut, 2)
-        i >>= 1
-        while i >= 1:
-            _pull_tree(seg, i, 2 * i, 2 * i + 1, 0)
-            _pull_tree(seg, i, 2 * i, 2 * i + 1, 3)
-            i >>= 1
+        i >>= ONE
+        while i >= ONE:
+            _pull_tree(seg, i, i + i, i + i + ONE, np.uint64(0))
+            _pull_tree(seg, i, i + i, i + i + ONE, THREE)
+            i >>= ONE
         return
     _leaf(seg, i, 0, y, v, cut, K)
     _leaf(seg, i, 1, y, 0.0, cut, K)
-    i >>= 1
-    while i >= 1:
+    i >>= ONE
+    while i >= ONE:
         _pull(seg, i)
-        i >>= 1
+        i >>= ONE
 
 
 @njit(cache=True)
@@ -131,7 +137,8 @@ def update_work(spans, k, size):
 
 @njit(cache=True)
 def _rebuild(seg, g, f, rows, bv, lab, n, K, weights, pos, last):
-    """Feature ``g``'s trees with the rows up to position ``last`` of ``f``'s order left."""
+    """Feature ``g``'s trees with the rows up to position ``last`` of ``f``'s order left.
+    (Unsigned node and row indices: no wraparound code.)"""
     size = seg.shape[0] // 2
     for q in range(size):
         cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
@@ -139,19 +146,21 @@ def _rebuild(seg, g, f, rows, bv, lab, n, K, weights, pos, last):
         y = 0
         left = False
         if q < n:
-            r = rows[g, q]
+            r = np.uint32(rows[g, q])
             v = weights[r]
             y = lab[g, q]
             left = pos[r, f] <= last
-        _leaf(seg, size + q, 0, y, v if left else 0.0, cut, K)
-        _leaf(seg, size + q, 1, y, 0.0 if left else v, cut, K)
+        i = np.uint64(size + q)
+        _leaf(seg, i, 0, y, v if left else 0.0, cut, K)
+        _leaf(seg, i, 1, y, 0.0 if left else v, cut, K)
     if K == 2:  # (the common case, unrolled)
-        for i in range(size - 1, 0, -1):
-            _pull_tree(seg, i, 2 * i, 2 * i + 1, 0)
-            _pull_tree(seg, i, 2 * i, 2 * i + 1, 3)
+        for ii in range(size - 1, 0, -1):
+            i = np.uint64(ii)
+            _pull_tree(seg, i, i + i, i + i + ONE, np.uint64(0))
+            _pull_tree(seg, i, i + i, i + i + ONE, THREE)
     else:
-        for i in range(size - 1, 0, -1):
-            _pull(seg, i)
+        for ii in range(size - 1, 0, -1):
+            _pull(seg, np.uint64(ii))
 
 
 @njit(cache=True, inline="always")
@@ -235,16 +244,17 @@ def best_split_on(f, rows, bv, lab, n, K, weights, penalty, spans, k, deadline, 
                 left[:] = 0.0
                 for t in range(a):
                     left[lab[f, t]] += weights[rows[f, t]]
-            for t in range(last + 1, min(spans[j, 1], n - 2) + 1):
-                r = rows[f, t]
+            for tt in range(last + 1, min(spans[j, 1], n - 2) + 1):
+                t = np.uint64(tt)  # unsigned indices: no wraparound code
+                r = np.uint32(rows[f, t])
                 w = weights[r]
-                y = lab[f, t]
+                y = np.uint32(lab[f, t])
                 left[y] += w
-                q = pos[r, g]
-                cut = q < n - 1 and bv[g, q + 1] != bv[g, q]
-                _move_left(seg, size + q, y, w, cut, K)
-                last = t
-                if t < a or side_best[0, t] < 0.0:
+                q = np.uint64(pos[r, g])
+                cut = q < np.uint64(n - 1) and bv[g, q + ONE] != bv[g, q]
+                _move_left(seg, np.uint64(size) + q, y, w, cut, K)
+                last = tt
+                if tt < a or side_best[0, t] < 0.0:
                     continue
                 if K == 2:  # (the common case: T - T_b is the other class's weight)
                     cost_l = min(left[1] + seg[1, 1], left[0] - seg[1, 2])
