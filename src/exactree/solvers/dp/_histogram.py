@@ -106,17 +106,18 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
     allc[:B] = 0
     tot = np.zeros((1, S))
     for g in range(F):
-        b = off[g]
+        b = np.uint64(off[g])  # (unsigned indices in the loops: no wraparound code)
         for t in range(n):
             if t > 0 and bv[g, t] != bv[g, t - 1]:
-                b += 1
+                b += np.uint64(1)
             gmap[b] = bv[g, t]
-            r = rows[g, t]
+            r = np.uint32(rows[g, t])
+            k = np.uint32(lab[g, t])
             loc[r, g] = b
-            add(allb, b, lab[g, t], 1.0 if unit else weights[r], r, target)
+            add(allb, b, k, 1.0 if unit else weights[r], r, target)
             allc[b] += 1
             if g == 0:
-                add(tot, 0, lab[g, t], 1.0 if unit else weights[r], r, target)
+                add(tot, 0, k, 1.0 if unit else weights[r], r, target)
     # Statistics of the root split's sides (left, rt) and of the parts of the tests below it
     # left of their threshold (pl: on the left side, pr: on the right side).
     left = np.zeros((1, S))
@@ -132,8 +133,8 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
         left[:] = 0.0
         cf = off[f]  # f's bucket of row t: f's own histogram is filled a whole bucket at once
         for t in range(n - 1):
-            r = rows[f, t]
-            k = lab[f, t]
+            r = np.uint32(rows[f, t])
+            k = np.uint32(lab[f, t])
             w = 1.0 if unit else weights[r]
             if sq:
                 y = target[r]
@@ -141,7 +142,7 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
                 wyy = wy * y
                 for g in range(F):
                     if g != f:
-                        c = loc[r, g]
+                        c = np.uint32(loc[r, g])
                         cum[c, 0] += w
                         cum[c, 1] += wy
                         cum[c, 2] += wyy
@@ -149,7 +150,7 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
             else:
                 for g in range(F):
                     if g != f:
-                        c = loc[r, g]
+                        c = np.uint32(loc[r, g])
                         add(cum, c, k, w, r, target)
                         cnt[c] += 1
             add(left, 0, k, w, r, target)
@@ -178,7 +179,8 @@ def solve_depth2(rows, bv, lab, n, weights, unit, target, fn, min_leaf, penalty,
                 pl[:] = 0.0
                 pr[:] = 0.0
                 kl = kr = 0
-                for c in range(off[g], off[g + 1] - 1):
+                for cc in range(off[g], off[g + 1] - 1):
+                    c = np.uint64(cc)
                     for j in range(S):
                         pl[0, j] += cum[c, j]
                         pr[0, j] += allb[c, j] - cum[c, j]
@@ -233,7 +235,8 @@ def _scan_squared(off, cum, cnt, allb, allc, gmap, left, rt, nl, n, min_leaf, pe
         w1 = s1 = q1 = 0.0  # left side, left of the test
         w2 = s2 = q2 = 0.0  # right side, left of the test
         kl = kr = 0
-        for c in range(off[g], off[g + 1] - 1):
+        for cc in range(off[g], off[g + 1] - 1):
+            c = np.uint64(cc)  # unsigned: no wraparound code
             a0 = cum[c, 0]
             a1 = cum[c, 1]
             a2 = cum[c, 2]
