@@ -381,12 +381,13 @@ def _add_instance(i, sign, labels, weights, row_ptr, row_feat, K, C):
     k = labels[i]
     w = sign * weights[i]
     lo, hi = row_ptr[i], row_ptr[i + 1]
+    # (unsigned indices: no wraparound code)
     for p in range(lo, hi):
-        a = row_feat[p]
+        a = np.uint64(row_feat[np.uint64(p)])
         ck = C[k, a]
         cn = C[K, a]
         for q in range(lo, hi):
-            b = row_feat[q]
+            b = np.uint64(row_feat[np.uint64(q)])
             ck[b] += w
             cn[b] += sign
 
