@@ -162,12 +162,86 @@ def _argsorted_midpoints(V, order):
     return False, mids, counts, rank
 
 
+@njit(cache=True)
+def _position_keys(bits, k):
+    """Sort keys of float64 values (``bits``: their bit patterns): the value's order-preserving
+    unsigned integer with its position in its row in place of the ``k`` lowest bits."""
+    p, n = bits.shape
+    sign = np.uint64(1) << np.uint64(63)
+    low = (np.uint64(1) << np.uint64(k)) - np.uint64(1)
+    keys = np.empty((p, n), np.uint64)
+    for j in range(p):
+        for i in range(n):
+            b = bits[j, i]
+            b = ~b if b & sign else b | sign  # negative values reversed, below the positive
+            keys[j, i] = (b & ~low) | np.uint64(i)
+    return keys
+
+
+@njit(cache=True)
+def _keyed_midpoints(keys, k, V):
+    """:func:`_argsorted_midpoints` of ``V`` from its rows' sorted :func:`_position_keys`
+    (the same floats: ``ok``, midpoints, their number per row, ranks), each row's values
+    gathered once; not ``ok`` when the keys did not sort a row's values (two values differ
+    only in the ``k`` bits given up, or NaN)."""
+    p, n = keys.shape
+    low = (np.uint64(1) << np.uint64(k)) - np.uint64(1)
+    order = np.empty(n, np.int64)
+    S = np.empty(n)
+    counts = np.zeros(p, np.int64)
+    mids = np.empty(p * (n - 1))
+    rank = np.empty((p, n), np.int64)
+    at = 0
+    for j in range(p):
+        for i in range(n):
+            order[i] = keys[j, i] & low
+            S[i] = V[j, order[i]]
+        rank[j, order[0]] = 0
+        r = 0
+        for i in range(1, n):
+            lo, hi = S[i - 1], S[i]
+            if not lo <= hi:
+                return False, mids[:0], counts, rank
+            if hi != lo:
+                mid = lo / 2 + hi / 2
+                mids[at] = mid if lo <= mid < hi else lo
+                at += 1
+                r += 1
+            rank[j, order[i]] = r
+        counts[j] = r
+    return True, mids[:at].copy(), counts, rank
+
+
+# Rows up to this long are sorted by position keys (see _sorted_rows_midpoints): 20 bits of
+# position leave 32 of the 52 mantissa bits to order the values by.
+KEY_SORT_MAX = 1 << 20
+
+
+def _sorted_rows_midpoints(V: np.ndarray
+                           ) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
+    """``_argsorted_midpoints(V, np.argsort(V, axis=1))`` for the C-contiguous float64 ``V``
+    (the same values). NumPy sorts 64-bit integers 2-3x faster than it argsorts (both
+    vectorised): the values' bits with their positions in the low bits are sorted instead,
+    and NumPy's argsort is the fallback where that did not sort the values (values equal in
+    all but their last bits, NaN)."""
+    n = V.shape[1]
+    if 2 <= n <= KEY_SORT_MAX:
+        k = (n - 1).bit_length()
+        keys = _position_keys(V.view(np.uint64), k)
+        keys.sort(axis=1)
+        ok, flat, counts, rank = _keyed_midpoints(keys, k, V)
+        if ok:
+            return False, flat, counts, rank
+    # (NumPy's vectorised argsort beat a compiled radix sort on the float bits at every length
+    # measured, 1k-300k values, by 1.0-3.7x.)
+    return _argsorted_midpoints(V, np.argsort(V, axis=1))
+
+
 def _sorted_midpoints(V: np.ndarray, want_rank: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`_midpoints` for float64 rows that are not all 0/1."""
-    # Ties need no stable order: they share a rank. (NumPy's vectorised argsort beat a compiled
-    # radix sort on the float bits at every length measured, 1k-300k values, by 1.0-3.7x.)
-    flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))[1:]
+    # Ties need no stable order: they share a rank.
+    flat, counts, rank = _sorted_rows_midpoints(V)[1:]
     return flat, counts, rank if want_rank else None
 
 
@@ -239,9 +313,9 @@ class Binarizer:
         if (every_column and self.exact_ and self.max_thresholds is None and keep_ranks
                 and len(X) > 0 and X.dtype == np.float64
                 and (deadline is None or X.size <= DEADLINE_CELLS)):
-            # Numeric columns: argsorted at once, then missing values, midpoints and
-            # ranks in one compiled pass (0/1 columns, which need no sort, and columns with
-            # missing values take the way below).
+            # Numeric columns: sorted at once, then missing values, midpoints and ranks in a
+            # compiled pass (_sorted_rows_midpoints; 0/1 columns, which need no sort, and
+            # columns with missing values take the way below).
             check_deadline(deadline)
             V = np.ascontiguousarray(X.T)
             zero_one = _zero_one_rows(V)
@@ -251,7 +325,7 @@ class Binarizer:
                 self._numeric_features(flat, counts, dict(enumerate(rank)), columns)
                 return self
             if not zero_one.any():
-                missing, flat, counts, rank = _argsorted_midpoints(V, np.argsort(V, axis=1))
+                missing, flat, counts, rank = _sorted_rows_midpoints(V)
                 if not missing:
                     self.missing_columns_ = np.zeros(len(columns), bool)
                     self._numeric_features(flat, counts, dict(enumerate(rank)), columns)
