@@ -52,7 +52,8 @@ class Interval:
         if self.type not in (Integral, Real):
             raise TypeError("Interval type must be numbers.Integral or numbers.Real")
         if self.closed not in ("both", "left", "right", "neither"):
-            raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither', got {self.closed!r}")
+            raise ValueError("closed must be 'both', 'left', 'right' or 'neither', got "
+                             f"{self.closed!r}")
 
     def accepts(self, value: Any) -> bool:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.type):
@@ -141,8 +142,12 @@ def _describe(constraint: Any) -> str:
 # afresh costs tens of microseconds, much of a millisecond fit). Keyed by the list's id, with
 # the list itself held so that the id is never reused; at most _MEMO_SIZE values per list.
 _MEMO_TYPES = (int, float, str, bool, type(None))
+_MEMO_TYPE_SET = frozenset(_MEMO_TYPES)
 _MEMO_SIZE = 256
 _memo: dict[int, tuple[Any, set[tuple[type, Any]]]] = {}
+# Whole parameter sets of such values found valid, per constraints mapping (held, as above):
+# one lookup instead of one per parameter (an estimator refitted with the same parameters).
+_memo_sets: dict[int, tuple[Any, set[tuple]]] = {}
 
 
 def validate_params(constraints: Mapping[str, Any], params: Mapping[str, Any],
@@ -151,6 +156,23 @@ def validate_params(constraints: Mapping[str, Any], params: Mapping[str, Any],
 
     Parameters missing from ``constraints`` are not checked.
     """
+    values = tuple(params.values())
+    types = tuple(map(type, values))
+    known = None
+    if _MEMO_TYPE_SET.issuperset(types):
+        known = _memo_sets.get(id(constraints))
+        if known is None or known[0] is not constraints:
+            known = _memo_sets[id(constraints)] = (constraints, set())
+        key = (tuple(params), types, values)
+        if key in known[1]:
+            return
+    _validate_each(constraints, params, caller)
+    if known is not None and len(known[1]) < _MEMO_SIZE:
+        known[1].add(key)
+
+
+def _validate_each(constraints: Mapping[str, Any], params: Mapping[str, Any],
+                   caller: str) -> None:
     for name, value in params.items():
         allowed = constraints.get(name, "no_validation")
         if type(allowed) is list and type(value) in _MEMO_TYPES:
