@@ -142,32 +142,26 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
                               n_node, min_leaf, columns, ws_i[I_KEEP])
         _keep_columns(ws_bits, woff[K], columns, m)
         _keep_columns(diag, K + 1, columns, m)
-    crow = ws_f[F_DIAG + K + 1 : F_DIAG + 2 * K + 1]
-    nrow = ws_f[F_NROW, :m]
-    acc = ws_bits[B_ACC, :m]
-    cost_l = ws_f[F_COST_L, :m]  # sliced: their minima are taken whole
-    cost_r = ws_f[F_COST_R, :m]
     for a in range(m):
         if diag[K, a] < min_leaf or n_node - diag[K, a] < min_leaf:
             continue
-        if bitsets:  # (the common case, with the fewest arrays passed: see _root)
-            _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc)
+        if bitsets:  # (the common case)
+            _pair_row_bits(a, K, m, woff, ws_bits, ws_f)
         elif rows:
             _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
-                      ws_C, columns, crow, nrow, acc)
-        ws_f[F_ROOT, columns[a]] = _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf,
-                                         max_budget, out, cost_l, cost_r)
+                      ws_C, columns, ws_f)
+        ws_f[F_ROOT, columns[a]] = _root(a, ws_f, K, m, n_node, min_leaf, max_budget, out)
     # The winners' child features: recompute their rows and take the first minimiser.
     for b in (2, 3):
         a = np.int64(out[1, b])
         if a >= 0 and (out[3, b] == -2 or out[4, b] == -2):
             _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits,
-                      ws_C, columns, crow, nrow, acc)
-            _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r)
+                      ws_C, columns, ws_f)
+            _children(ws_f, K, a, m, n_node, min_leaf)
             if out[3, b] == -2:
-                out[3, b] = _argmin(cost_l, m)
+                out[3, b] = _argmin(ws_f[F_COST_L], m)
             if out[4, b] == -2:
-                out[4, b] = _argmin(cost_r, m)
+                out[4, b] = _argmin(ws_f[F_COST_R], m)
     for b in range(1, 4):  # back to the caller's feature indices
         for r in (1, 3, 4):
             if out[r, b] >= 0:
@@ -271,61 +265,65 @@ def _monotone(out):
 
 @njit(cache=True, inline="always")
 def _pair_row(a, matrix, unit, idx, n_node, labels, weights, ws_X, K, m, woff, ws_bits, ws_C,
-              columns, crow, nrow, acc):
-    """Pair weights (per class) and instance counts of root feature ``a`` with every feature:
-    from the full matrix (``columns`` maps to its indices), by popcounts (unit weights), or by
-    adding up the rows holding ``a`` (general weights with too many features for the matrix)."""
+              columns, ws_f):
+    """Pair weights (per class, rows ``F_DIAG + K + 1 + k`` of ``ws_f``) and instance counts
+    (row ``F_NROW``) of root feature ``a`` with every feature: from the full matrix
+    (``columns`` maps to its indices), by popcounts (unit weights), or by adding up the rows
+    holding ``a`` (general weights with too many features for the matrix)."""
+    crow = F_DIAG + K + 1
     if matrix:
         ca = columns[a]
         for b in range(m):
             cb = columns[b]
             for k in range(K):
-                crow[k, b] = ws_C[k, ca, cb]
-            nrow[b] = ws_C[K, ca, cb]
+                ws_f[crow + k, b] = ws_C[k, ca, cb]
+            ws_f[F_NROW, b] = ws_C[K, ca, cb]
         return
     if not unit:
-        crow[:, :] = 0.0
-        nrow[:] = 0.0
+        ws_f[crow : crow + K, :m] = 0.0
+        ws_f[F_NROW, :m] = 0.0
         for t in range(n_node):
             i = idx[t]
             row = ws_X[i]
             if row[a]:
                 wi = weights[i]
-                c = crow[labels[i]]
+                c = crow + labels[i]
                 for b in range(m):
-                    c[b] += row[b] * wi
-                    nrow[b] += row[b]
+                    ws_f[c, b] += row[b] * wi
+                    ws_f[F_NROW, b] += row[b]
         return
-    _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc)
+    _pair_row_bits(a, K, m, woff, ws_bits, ws_f)
 
 
 @njit(cache=True, inline="always")
-def _pair_row_bits(a, K, m, woff, ws_bits, crow, nrow, acc):
-    """:func:`_pair_row` by popcounts (unit weights)."""
+def _pair_row_bits(a, K, m, woff, ws_bits, ws_f):
+    """:func:`_pair_row` by popcounts (unit weights), into the pair rows of ``ws_f``. (Rows of
+    the workspaces are indexed, not passed as slices: every array an inlined helper binds
+    costs atomic reference counts, per root feature.)"""
+    acc = ws_bits.shape[0] + B_ACC
+    crow = F_DIAG + K + 1
     for k in range(K):
         # The first word sets the counts (no pass to clear them first: it showed in profiles).
         w0 = woff[k]
         if w0 == woff[k + 1]:  # no instance of this class
             for b in range(m):
-                acc[b] = 0
+                ws_bits[acc, b] = 0
         else:
             x = ws_bits[w0, a]
-            row = ws_bits[w0]
             for b in range(m):
-                acc[b] = popcount(x & row[b])
+                ws_bits[acc, b] = popcount(x & ws_bits[w0, b])
         for w in range(w0 + 1, woff[k + 1]):
             x = ws_bits[w, a]
-            row = ws_bits[w]
             for b in range(m):  # vectorises (vpopcntq where available)
-                acc[b] += popcount(x & row[b])
+                ws_bits[acc, b] += popcount(x & ws_bits[w, b])
         if k == 0:
             for b in range(m):
-                crow[k, b] = acc[b]
-                nrow[b] = acc[b]
+                ws_f[crow, b] = ws_bits[acc, b]
+                ws_f[F_NROW, b] = ws_bits[acc, b]
         else:
             for b in range(m):
-                crow[k, b] = acc[b]
-                nrow[b] += acc[b]
+                ws_f[crow + k, b] = ws_bits[acc, b]
+                ws_f[F_NROW, b] += ws_bits[acc, b]
 
 
 @njit(cache=True)
@@ -416,32 +414,32 @@ def _distinct_from_counts(N, counts, m, n_node, min_leaf, columns):
 
 
 @njit(cache=True, inline="always")
-def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cost_l, cost_r):
+def _root(a, ws_f, K, m, n_node, min_leaf, max_budget, out):
     """Offer the best trees with root feature ``a`` (true branch left) for budgets 1..3 and
-    return the cheapest. A child feature still to be looked up is marked -2."""
+    return the cheapest, from the class totals, the diagonal and ``a``'s pair rows in ``ws_f``.
+    A child feature still to be looked up is marked -2."""
     total, tot_l, best_l, best_r = 0.0, 0.0, 0.0, 0.0
     for k in range(K):
-        total += tot[k]
-        tot_l += diag[k, a]
-        best_l = max(best_l, diag[k, a])
-        best_r = max(best_r, tot[k] - diag[k, a])
+        t, d = ws_f[F_TOT, k], ws_f[F_DIAG + k, a]
+        total += t
+        tot_l += d
+        best_l = max(best_l, d)
+        best_r = max(best_r, t - d)
     left0 = tot_l - best_l
     right0 = (total - tot_l) - best_r
     left1, right1 = INF, INF
     if max_budget >= 2 and (left0 > 0 or right0 > 0):
-        # (_children's dispatch written out: every inlined level passing arrays adds reference
+        # (_children's dispatch written out: every inlined level binding arrays adds reference
         # counts, atomic operations, per root)
-        n_left = diag[K, a]
+        n_left = ws_f[F_DIAG + K, a]
         if K == 2:
-            _children_binary(crow, nrow, diag, tot, a, m, n_left, n_node - n_left, min_leaf,
-                             cost_l, cost_r)
+            _children_binary(ws_f, a, m, n_left, n_node - n_left, min_leaf)
         else:
-            _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_node - n_left,
-                                 min_leaf, cost_l, cost_r)
+            _children_multiclass(ws_f, K, a, m, n_left, n_node - n_left, min_leaf)
         if left0 > 0:
-            left1 = _least(cost_l)
+            left1 = _least(ws_f, F_COST_L, m)
         if right0 > 0:
-            right1 = _least(cost_r)
+            right1 = _least(ws_f, F_COST_R, m)
     _offer(out, 1, left0 + right0, a, 0, -1, -1)
     if left1 < INF:
         _offer(out, 2, left1 + right0, a, 1, -2, -1)
@@ -455,47 +453,47 @@ def _root(a, crow, nrow, diag, tot, K, m, n_node, min_leaf, max_budget, out, cos
 
 
 @njit(cache=True, inline="always")
-def _children(crow, nrow, diag, tot, K, a, m, n_node, min_leaf, cost_l, cost_r):
-    """Cost of splitting each child of root ``a`` on every feature b (INF where a side would
-    hold fewer than ``min_leaf`` instances)."""
-    n_left = diag[K, a]
-    n_right = n_node - n_left
+def _children(ws_f, K, a, m, n_node, min_leaf):
+    """Cost of splitting each child of root ``a`` on every feature b, into rows ``F_COST_L``
+    and ``F_COST_R`` of ``ws_f`` (INF where a side would hold fewer than ``min_leaf``
+    instances)."""
+    n_left = ws_f[F_DIAG + K, a]
     if K == 2:
-        _children_binary(crow, nrow, diag, tot, a, m, n_left, n_right, min_leaf, cost_l, cost_r)
+        _children_binary(ws_f, a, m, n_left, n_node - n_left, min_leaf)
     else:
-        _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_right, min_leaf, cost_l,
-                             cost_r)
+        _children_multiclass(ws_f, K, a, m, n_left, n_node - n_left, min_leaf)
 
 
 @njit(cache=True, inline="always")
-def _children_binary(crow, nrow, diag, tot, a, m, n_left, n_right, min_leaf, cost_l, cost_r):
+def _children_binary(ws_f, a, m, n_left, n_right, min_leaf):
     # Two classes: a leaf costs min(c0, c1). Branch-free, so the loop vectorises.
-    ta0, ta1 = diag[0, a], diag[1, a]
-    r0, r1 = tot[0] - ta0, tot[1] - ta1
+    ta0, ta1 = ws_f[F_DIAG, a], ws_f[F_DIAG + 1, a]
+    r0, r1 = ws_f[F_TOT, 0] - ta0, ws_f[F_TOT, 1] - ta1
+    crow = F_DIAG + 3
     for b in range(m):
-        p, q = crow[0, b], crow[1, b]
-        d0, d1 = diag[0, b] - p, diag[1, b] - q
-        nab = nrow[b]
-        nb = diag[2, b] - nab
+        p, q = ws_f[crow, b], ws_f[crow + 1, b]
+        d0, d1 = ws_f[F_DIAG, b] - p, ws_f[F_DIAG + 1, b] - q
+        nab = ws_f[F_NROW, b]
+        nb = ws_f[F_DIAG + 2, b] - nab
         ok_l = (nab >= min_leaf) & (n_left - nab >= min_leaf)
         ok_r = (nb >= min_leaf) & (n_right - nb >= min_leaf)
-        cost_l[b] = (min(p, q) + min(ta0 - p, ta1 - q)) if ok_l else INF
-        cost_r[b] = (min(d0, d1) + min(r0 - d0, r1 - d1)) if ok_r else INF
+        ws_f[F_COST_L, b] = (min(p, q) + min(ta0 - p, ta1 - q)) if ok_l else INF
+        ws_f[F_COST_R, b] = (min(d0, d1) + min(r0 - d0, r1 - d1)) if ok_r else INF
 
 
 @njit(cache=True)
-def _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_right, min_leaf, cost_l,
-                         cost_r):
+def _children_multiclass(ws_f, K, a, m, n_left, n_right, min_leaf):
+    crow = F_DIAG + K + 1
     for b in range(m):
-        nab = nrow[b]
-        nb = diag[K, b] - nab
+        nab = ws_f[F_NROW, b]
+        nb = ws_f[F_DIAG + K, b] - nab
         cl, cr = INF, INF
         if nab >= min_leaf and n_left - nab >= min_leaf:
             cl = 0.0
             for sb in range(2):  # leaves a&b and a&~b
                 total, best = 0.0, 0.0
                 for k in range(K):
-                    c = crow[k, b] if sb == 1 else diag[k, a] - crow[k, b]
+                    c = ws_f[crow + k, b] if sb == 1 else ws_f[F_DIAG + k, a] - ws_f[crow + k, b]
                     total += c
                     best = max(best, c)
                 cl += total - best
@@ -504,22 +502,23 @@ def _children_multiclass(crow, nrow, diag, tot, K, a, m, n_left, n_right, min_le
             for sb in range(2):  # leaves ~a&b and ~a&~b
                 total, best = 0.0, 0.0
                 for k in range(K):
-                    ab = diag[k, b] - crow[k, b]
-                    c = ab if sb == 1 else tot[k] - diag[k, a] - ab
+                    ab = ws_f[F_DIAG + k, b] - ws_f[crow + k, b]
+                    c = ab if sb == 1 else ws_f[F_TOT, k] - ws_f[F_DIAG + k, a] - ab
                     total += c
                     best = max(best, c)
                 cr += total - best
-        cost_l[b] = cl
-        cost_r[b] = cr
+        ws_f[F_COST_L, b] = cl
+        ws_f[F_COST_R, b] = cr
 
 
 @njit(cache=True, inline="always")
-def _least(x):
-    """The least of ``x`` (never NaN here) by a plain loop, which vectorises: NumPy's ``min``
-    in Numba checks every value for NaN, and took a fifth of a depth-4 search's time."""
+def _least(ws_f, row, m):
+    """The least of ``ws_f[row, :m]`` (never NaN here) by a plain loop, which vectorises:
+    NumPy's ``min`` in Numba checks every value for NaN, and took a fifth of a depth-4
+    search's time."""
     best = INF
-    for i in range(x.shape[0]):
-        v = x[i]
+    for i in range(m):
+        v = ws_f[row, i]
         best = v if v < best else best
     return best
 
