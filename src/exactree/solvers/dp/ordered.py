@@ -402,14 +402,11 @@ class OrderedSolver:
                 self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work),
                 int((1 << depth) - 1 if budget is None else budget))
-        if self.leaf_cost is not None:
-            with _quiet_numba(True):
-                outcome, cost, lb = (search(*args) if progress is None else
-                                     progress.run(search, board, *args, scale=self.cost_scale))
-        elif progress is None:  # (no warnings to silence: no context manager, microseconds)
-            outcome, cost, lb = search(*args)
-        else:
-            outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
+        with _quiet_numba(self.leaf_cost is not None):
+            if progress is None:
+                outcome, cost, lb = search(*args)
+            else:
+                outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)
