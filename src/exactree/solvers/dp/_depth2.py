@@ -429,13 +429,7 @@ def _root(a, ws_f, K, m, n_node, min_leaf, max_budget, out):
     right0 = (total - tot_l) - best_r
     left1, right1 = INF, INF
     if max_budget >= 2 and (left0 > 0 or right0 > 0):
-        # (_children's dispatch written out: every inlined level binding arrays adds reference
-        # counts, atomic operations, per root)
-        n_left = ws_f[F_DIAG + K, a]
-        if K == 2:
-            _children_binary(ws_f, a, m, n_left, n_node - n_left, min_leaf)
-        else:
-            _children_multiclass(ws_f, K, a, m, n_left, n_node - n_left, min_leaf)
+        _children(ws_f, K, a, m, n_node, min_leaf)
         if left0 > 0:
             left1 = _least(ws_f, F_COST_L, m)
         if right0 > 0:

@@ -542,8 +542,6 @@ class DPSolver:
                     (start + EXACT_SLICE * span, (1, NARROW_WIDTH)),
                     (deadline, (2 * NARROW_WIDTH, self.F.shape[0]))]
         for slice_end, widths in plan:
-            if incumbent is not None:
-                ub = min(ub, incumbent[1])  # (the exact search's best so far bounds the widths)
             if widths is not None:
                 incumbent = self._widen(budget, ub, incumbent, deadline, progress, *widths)
             if incumbent is not None:
@@ -558,8 +556,9 @@ class DPSolver:
                                                               roots, board)
             if outcome == DONE or slice_end == deadline or self._stopped():
                 break
-            if cost < INF:
+            if cost < INF:  # (the exact search's best so far bounds the wider searches too)
                 incumbent = self._better(incumbent, self._rebuild_snapshot())
+                ub = min(ub, incumbent[1])
         self._rebuilt_exactly = True
         if cost == INF and outcome == DONE:
             if incumbent is None or incumbent[1] >= asked:
