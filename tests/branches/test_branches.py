@@ -584,7 +584,7 @@ def test_ordered_thresholds_keep_the_optimum():
                                                                              abs=1e-12)
                     lifted += on.stats["lifted_by_chains"]
                     off = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
-                                feature_map=fmap, ordered=False)
+                                feature_map=fmap, ordered=False, nested=False)
                     assert off.stats["lifted_by_chains"] == 0
                     assert off.objective == pytest.approx(expected, abs=1e-12)
     assert lifted > 100  # the bounds were lifted (not only in the depth-2 bounds)
@@ -616,11 +616,11 @@ def test_ordered_thresholds_estimator_on_numeric_data():
     assert on.status_ == "optimal" and on.stats_["lifted_by_chains"] > 0
     from exactree.solvers.branches import search
 
-    orig = search.solve.__kwdefaults__["ordered"]
-    search.solve.__kwdefaults__["ordered"] = False
+    orig = dict(search.solve.__kwdefaults__)
+    search.solve.__kwdefaults__.update(ordered=False, nested=False)
     try:
         off = SparseTreeClassifier(penalty=0.01).fit(X, y)
     finally:
-        search.solve.__kwdefaults__["ordered"] = orig
+        search.solve.__kwdefaults__.update(orig)
     assert off.stats_["lifted_by_chains"] == 0
     assert on.objective_ == pytest.approx(off.objective_, abs=1e-12)

@@ -25,6 +25,7 @@ and checks the nesting on the data (:func:`exactree.solvers.branches.search._cha
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -45,28 +46,57 @@ def members(f, nxt, prv, active, out):
 
 
 @njit(cache=True)
-def lift(mem, m, lit_off, lo, hi, pre):
+def _weight(cnt, g, K, s):
+    """Weight of the rows of literal ``g``: its class counts ``cnt[g, :K]`` times ``s``."""
+    t = 0.0
+    for k in range(K):
+        t += cnt[g, k]
+    return t * s
+
+
+@njit(cache=True)
+def lift(mem, m, lit_off, lo, hi, pre, cnt, K, s, back):
     """Lift the bounds ``lo[g]`` of the chain members ``mem[:m]`` into ``hi[g]``: for the left
     literal (code 0) of member ``k`` the largest ``lo`` of the left literals of members ``<= k``,
     for the right literal (code 1) the largest ``lo`` of the right literals of members ``>= k``
-    (lower bounds on the optimal costs of nested row sets). ``pre``: scratch of ``m`` entries.
-    ``lo`` and ``hi`` may be the same array."""
+    (lower bounds on the optimal costs of nested row sets). ``pre``: scratch of ``2 * m``
+    entries. ``lo`` and ``hi`` may be the same array.
+
+    With ``back``, also the other way along the chain (GOSDT's similar-support bound on nested
+    row sets): an optimal tree of a subset ``A`` of the rows of ``B``, applied to ``B``,
+    misclassifies at most the weight of ``B - A`` more with as many splits, so ``opt(A) >=
+    opt(B) - w(B) + w(A)``; the weights are ``cnt[g, :K]`` (class counts) times ``s``."""
     run = 0.0
     for k in range(m):
         g = lit_off[mem[k]]
         run = max(run, lo[g])
         pre[k] = run
+    if back:
+        # left literals: member i's rows lie inside member k's for i <= k
+        run = -np.inf
+        for k in range(m - 1, -1, -1):
+            g = lit_off[mem[k]]
+            wg = _weight(cnt, g, K, s)
+            run = max(run, lo[g] - wg)
+            pre[k] = max(pre[k], run + wg)
+        # right literals: member k's rows lie inside member i's for i <= k
+        run = -np.inf
+        for k in range(m):
+            g = lit_off[mem[k]] + 1
+            wg = _weight(cnt, g, K, s)
+            run = max(run, lo[g] - wg)
+            pre[m + k] = run + wg
     run = 0.0
     for k in range(m - 1, -1, -1):
         g = lit_off[mem[k]] + 1
         run = max(run, lo[g])
-        hi[g] = run
+        hi[g] = max(run, pre[m + k]) if back else run
     for k in range(m):
         hi[lit_off[mem[k]]] = pre[k]
 
 
 @njit(cache=True)
-def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre):
+def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre, cnt, K, s, back):
     """:func:`lift` over every chain of at least two active features (``hi`` is ``lo`` elsewhere
     on the active features' literals)."""
     for f in range(q):
@@ -77,4 +107,4 @@ def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre):
         if prv[f] < 0 and nxt[f] >= 0:
             m = members(f, nxt, prv, active, mem)
             if m >= 2:
-                lift(mem, m, lit_off, lo, hi, pre)
+                lift(mem, m, lit_off, lo, hi, pre, cnt, K, s, back)

@@ -651,7 +651,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     nonempty += 1
             if nonempty >= 2:
                 candix[f] = q
-        lift_all(q, nxt, prv, candix, lit_off, B, CBl, mem, pre)
+        lift_all(q, nxt, prv, candix, lit_off, B, CBl, mem, pre, cnt, K, 1.0, ws[29][0] != 0)
     # Pass 1: bound every split. ub_best is the best cost known achievable at l (the leaf, or a
     # split whose children are kept as leaves or at their incumbents); an action whose lower
     # bound reaches it can never be strictly better, so it is dropped (ties keep the incumbent).
@@ -824,7 +824,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 if lifting and (nxt[f] >= 0 or prv[f] >= 0):
                     ctr[C_LIFTED] += _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B,
                                                    CBl, candix, nxt, prv, mem, pre, cand_f,
-                                                   done, cnt, K)
+                                                   done, cnt, K, ws[29][0] != 0)
                 cand_i[i, 2] = ninc
                 cand_f[i, 0] = ret + qinc
                 cand_f[i, 1] = ret
@@ -915,7 +915,7 @@ def _raise_lb(c, v, tol, nd_i, nd_f):
 
 @njit(cache=True)
 def _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B, CBl, candix, nxt, prv, mem, pre,
-                  cand_f, done, cnt, K):
+                  cand_f, done, cnt, K, back):
     """After the depth-2 bounds ``bl`` of the children of candidate ``i`` (feature ``f``) of an
     expansion: lift them along ``f``'s chain (see :mod:`._chains`) and raise the bounds of the
     chain's candidates not refined yet; returns how many were raised."""
@@ -923,7 +923,7 @@ def _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B, CBl, candix, nxt, 
         if lnode[g] == -1 and bl[g] > B[g]:
             B[g] = bl[g]
     m = members(f, nxt, prv, candix, mem)
-    lift(mem, m, lit_off, B, CBl, pre)
+    lift(mem, m, lit_off, B, CBl, pre, cnt, K, 1.0, back)
     raised = 0
     for k in range(m):
         o = candix[mem[k]]
@@ -1008,8 +1008,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, memo_rows, budget, nxt, prv, nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch,
-        ht_key, ht_val, ctr):
+        depth2, dedup, memo_rows, budget, nxt, prv, chain_back, nd_i, nd_f, nd_h, lit_store, ac_i,
+        ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -1056,7 +1056,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     lnode = np.zeros(G, np.int64)
     # depth-2 buffers (see _pairs)
     ws = workspace(Z.shape[0], n_words if depth2 else 1, q, G, K, cmax)
-    set_chains(ws, nxt, prv)
+    set_chains(ws, nxt, prv, chain_back)
     UF = np.empty(q + 1, np.int64)
     it = 0
     while it < max_iter:

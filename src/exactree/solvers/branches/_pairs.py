@@ -632,17 +632,21 @@ def workspace(n, n_words, q, G, K, cmax):
             # ordered thresholds (see _chains): nxt, prv, feature -> index (-1: inactive),
             # chain members, prefix maxima, per-literal bounds and lifted bounds, candidates
             np.full(q, -1, np.int64), np.full(q, -1, np.int64), np.full(q + 1, -1, np.int64),
-            np.zeros(q + 1, np.int64), np.zeros(q + 1), np.zeros(G + 1), np.zeros(G + 1),
-            np.full(q + 1, -1, np.int64))
+            np.zeros(q + 1, np.int64), np.zeros(2 * q + 2), np.zeros(G + 1), np.zeros(G + 1),
+            np.full(q + 1, -1, np.int64),
+            # 29: flags, [0] = 1: lift bounds back along the chains too (see _chains.lift)
+            np.zeros(1, np.int64))
 
 
 @njit(cache=True)
-def set_chains(ws, nxt, prv):
-    """Copy the chains of :mod:`._chains` into a :func:`workspace`."""
+def set_chains(ws, nxt, prv, back):
+    """Copy the chains of :mod:`._chains` into a :func:`workspace`; ``back``: lift bounds
+    both ways along them (see :func:`._chains.lift`)."""
     a, b = ws[21], ws[22]
     for f in range(a.shape[0]):
         a[f] = nxt[f]
         b[f] = prv[f]
+    ws[29][0] = 1 if back else 0
 
 
 @njit(cache=True)
@@ -657,7 +661,8 @@ def _frontier(raw, g, K, s, lam_w, tol):
 
 
 @njit(cache=True)
-def _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem, pre, lo):
+def _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem, pre, lo,
+             back):
     """Raise ``q1`` of the features of ``f``'s chain whose ``q2`` is not computed yet by the
     bounds of their chain neighbours' children (see :mod:`._chains`): ``bl`` of those computed,
     the frontier bound of the others."""
@@ -670,7 +675,7 @@ def _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, 
             lo[g] = bl[g] if done[i] else _frontier(raw, g, K, s, lam_w, tol)
             if row_leaf(raw, g, K)[0] <= 0.0:
                 lo[g] = 0.0
-    lift(mem, m, lit_off, lo, lo, pre)
+    lift(mem, m, lit_off, lo, lo, pre, raw, K, s, back)
     for k in range(m):
         i = ix[mem[k]]
         if done[i] or q1[i] == np.inf:
@@ -702,6 +707,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
     (R, cb, ck, T, cls, raw, own, bl, bu, bf, q1, done, out, BW, R1, T11, CT, pos, UFd, hkey,
      htab) = ws[:21]
     nxt, prv, ix, mem, pre, lo = ws[21], ws[22], ws[23], ws[24], ws[25], ws[26]
+    back = ws[29][0] != 0
     q = card.shape[0]
     out[3] = 0.0
     if dedup:
@@ -786,7 +792,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             n_rows += 1
             if nxt[f] >= 0 or prv[f] >= 0:
                 _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem,
-                         pre, lo)
+                         pre, lo, back)
             lb = lam_w
             ub = lam_w
             for g in range(lit_off[f], lit_off[f + 1]):

@@ -86,6 +86,41 @@ def _chains(Z: np.ndarray, card: np.ndarray,
     return nxt, prv
 
 
+def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray,
+            max_work: float = 1e9) -> int:
+    """Link nested binary features into chains (in place; see :mod:`._chains`): among the binary
+    features not on a chain yet, ``a`` is followed by ``b`` when every row with code 0 on ``a``
+    has code 0 on ``b`` and ``b`` has more such rows (thermometer-coded numeric columns, and
+    any other nesting the data show). Each feature gets the nested feature with the fewest
+    zero rows that has no predecessor yet (a path cover of the nesting order, strictly
+    increasing along every chain, so every chain is nested end to end). Skipped when the
+    pairwise test would cost more than ``max_work`` cell operations. Returns the number of
+    links made."""
+    n = Z.shape[0]
+    cand = np.flatnonzero((card == 2) & (nxt < 0) & (prv < 0))
+    m = len(cand)
+    if m < 2 or float(m) * m * n > max_work or m * n > max_work / 40:
+        return 0
+    zero = (Z[:, cand] == 0).astype(np.float32)
+    nz = zero.sum(axis=0)
+    # outside[a, b]: rows with code 0 on a and code 1 on b (exact integers in float32)
+    outside = zero.T @ (1.0 - zero)
+    rank = np.empty(m, np.int64)
+    rank[np.argsort(nz, kind="stable")] = np.arange(m)
+    free = np.ones(m, bool)  # no predecessor yet
+    links = 0
+    for ia in np.argsort(nz, kind="stable").tolist():
+        ok = np.flatnonzero(free & (outside[ia] == 0) & (nz > nz[ia]))
+        if len(ok) == 0:
+            continue
+        ib = int(ok[np.argmin(rank[ok])])
+        nxt[cand[ia]] = cand[ib]
+        prv[cand[ib]] = cand[ia]
+        free[ib] = False
+        links += 1
+    return links
+
+
 class _State:
     """The growable search arrays (see :mod:`._kernels` for their layout). Ids and offsets are
     int32 to halve memory; growth past 2**31 entries counts as the memory limit."""
@@ -192,6 +227,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           similar_support: bool = False, depth2: int = 8, dedup: bool = True,
           memo_rows: bool = True, split_budget: bool = True, ordered: bool = True,
+          nested: bool = True, chain_similar: bool = True,
           progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -246,6 +282,16 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         for a child of one threshold bounds the nested children of the others (the optimum of a
         branch only grows with its rows), which lifts the bounds of whole runs of thresholds at
         once (see :mod:`._chains`). Speed, not results.
+    nested : with ``depth2``, also chain the binary features that no threshold chain holds
+        where the data nest them (every row with code 0 on one has code 0 on the next:
+        thermometer-coded numeric columns given as 0/1 columns, see :func:`_nested`); the same
+        lifting as ``ordered``. Speed, not results.
+    chain_similar : with ``depth2`` and chains (``ordered`` or ``nested``), also lift bounds
+        the other way along a chain, less the weight in between: an optimal tree of a branch,
+        applied to a branch holding its rows and ``r`` more weight, costs at most ``r`` more, so
+        a bound on the larger branch less ``r`` bounds the smaller one (GOSDT's similar-support
+        bound, on the nested children of one branch's chained splits; see
+        :func:`._chains.lift`). Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -300,6 +346,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     eq_root = float(w[minority].sum())
     nxt, prv = _chains(Z, card, feature_map) if ordered and depth2 else (
         np.full(q, -1, np.int64), np.full(q, -1, np.int64))
+    n_nested = _nested(Z, card, nxt, prv) if nested and depth2 and n else 0
     rng = np.random.default_rng(_SEED)
     zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
     zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
@@ -334,7 +381,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
                          max_nodes, int(lookahead), bool(similar_support), int(depth2),
                          bool(dedup), bool(memo_rows), bool(split_budget), nxt, prv,
-                         *st.arrays())
+                         bool(chain_similar), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -358,7 +405,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
                           feature_map, lit_bits, cls_bits, mis_bits, bool(dedup),
-                          allmask if memo_rows else None, nxt, prv)
+                          allmask if memo_rows else None, nxt, prv, bool(chain_similar))
     objective = cost / total
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
@@ -378,7 +425,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "raised_by_similar_support": int(c[K.C_SIMILAR]),
         "depth2_bounds": int(c[K.C_D2]), "solved_by_depth2": int(c[K.C_D2SOLVED]),
         "depth2_rows": int(c[K.C_D2ROWS]), "dedup_removed": int(c[K.C_DEDUP]),
-        "lifted_by_chains": int(c[K.C_LIFTED]),
+        "lifted_by_chains": int(c[K.C_LIFTED]), "nested_links": n_nested,
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
@@ -391,14 +438,14 @@ class _Depth2:
     """Best subtree of depth <= 2 of a branch, by the kernels' rule (:mod:`._pairs`)."""
 
     def __init__(self, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
-                 n_classes, lam_w, tol, max_depth, dedup, nxt, prv):
+                 n_classes, lam_w, tol, max_depth, dedup, nxt, prv, chain_similar):
         n, q = Z.shape
         self.args = (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card,
                      n_classes, lam_w, tol, max_depth, dedup)
         self.n_words = lit_bits.shape[1]
         self.ws = workspace(n, self.n_words, q, int(lit_off[-1]), n_classes,
                             int(card.max()) if q else 1)
-        set_chains(self.ws, nxt, prv)
+        set_chains(self.ws, nxt, prv, chain_similar)
 
     def __call__(self, rows: np.ndarray, used: set) -> tuple[int, np.ndarray]:
         """Root feature (-1: a leaf) and, per literal, the child's split (-1: a leaf) of the
@@ -420,8 +467,8 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
              weighted: bool, w0: float, n_classes: int, card: np.ndarray, lit_off: np.ndarray,
              lam_w: float, tol: float, max_depth: int, fmap: FeatureMap, lit_bits: np.ndarray,
              cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool,
-             allmask: np.ndarray | None, nxt: np.ndarray,
-             prv: np.ndarray) -> tuple[Tree, float]:
+             allmask: np.ndarray | None, nxt: np.ndarray, prv: np.ndarray,
+             chain_similar: bool) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
     expanded (not stored, or stored with its look-ahead or depth-2 bounds only), or expanded
     with its stored subtree still the incumbent (``UBA_DEPTH2``), gets its best subtree of
@@ -431,7 +478,7 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
     q = Z.shape[1]
     lit_feat = np.repeat(np.arange(q), card)
     depth2 = _Depth2(Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
-                     n_classes, lam_w, tol, max_depth, dedup, nxt, prv)
+                     n_classes, lam_w, tol, max_depth, dedup, nxt, prv, chain_similar)
     # literals, rows, fallback label, forced split (None: look the branch up; -1: a leaf)
     entries: list[list] = [[(), np.ones(n, bool), -1, None]]
     info: list[tuple] = [None]
