@@ -624,3 +624,102 @@ def test_ordered_thresholds_estimator_on_numeric_data():
         search.solve.__kwdefaults__.update(orig)
     assert off.stats_["lifted_by_chains"] == 0
     assert on.objective_ == pytest.approx(off.objective_, abs=1e-12)
+
+
+def random_thermometer(seed: int):
+    """Numeric columns given as 0/1 columns (every midpoint, in thermometer code, columns
+    shuffled, some complemented), no feature map: nested binary features the solver must find
+    on the data. 2-3 classes, weights on even seeds."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(18, 32))
+    X = rng.integers(0, int(rng.integers(3, 5)), size=(n, 2)).astype(float)
+    K = int(rng.integers(2, 4))
+    y = np.where(rng.random(n) < 0.7, (X[:, 0] >= 2).astype(int) + (X[:, 1] >= 1),
+                 rng.integers(0, K, n)) % K
+    w = rng.integers(1, 4, n) * 0.5 if seed % 2 == 0 else np.ones(n)
+    cols = []
+    for j in range(2):
+        v = np.unique(X[:, j])
+        for t in (v[1:] + v[:-1]) / 2:
+            c = (X[:, j] > t).astype(int)
+            cols.append(1 - c if rng.random() < 0.2 else c)
+    Z = np.stack(cols, 1)[:, rng.permutation(len(cols))]
+    return Z, np.full(Z.shape[1], 2), y, w, K
+
+
+def test_nested_binary_features_are_chained():
+    """Thermometer-coded 0/1 columns are linked in threshold order; a complemented column, an
+    equal column and a non-nested column are not linked to them."""
+    from exactree.solvers.branches.search import _nested
+
+    x = np.array([0, 1, 2, 3, 3, 1])
+    Z = np.stack([x > 1, x > 0, x > 2, x <= 1, x > 1, (x == 0) | (x == 3)], 1).astype(np.int32)
+    nxt = np.full(6, -1, np.int64)
+    prv = np.full(6, -1, np.int64)
+    assert _nested(Z, np.full(6, 2), nxt, prv) == 2
+    # zero rows: f1 {x=0} inside f0 {x<=1} inside f2 {x<=2}; f4 equals f0 (not strictly
+    # larger), f3 is f0 complemented, f5 nests with none of them
+    assert nxt[1] == 0 and nxt[0] == 2 and prv[0] == 1 and prv[2] == 0
+    assert nxt[3] == -1 and prv[3] == -1 and nxt[5] == -1 and prv[5] == -1 and prv[4] == -1
+    for f in range(6):  # every link is a true nesting of the zero rows
+        if nxt[f] >= 0:
+            assert not np.any((Z[:, f] == 0) & (Z[:, nxt[f]] != 0))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_nested_and_chain_similar_keep_the_optimum(seed):
+    """Nested 0/1 columns chained from the data (``nested``) and bounds lifted back along the
+    chains less the weight in between (``chain_similar``): every combination on and off gives
+    the brute-force optimum; the chains lift bounds only when ``nested`` is on (no feature map
+    here), and the backward lifts change the search."""
+    Z, card, y, w, K = random_thermometer(seed)
+    for penalty in (0.0, 0.01, 0.03):
+        for max_depth in ((None, 3) if Z.shape[1] <= 6 else (3,)):
+            iters = {}
+            for nested in (True, False):
+                for back in (True, False):
+                    for depth2 in (1, 8):
+                        res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
+                                    nested=nested, chain_similar=back)
+                        assert_oracle_optimum(res, Z, card, y, w, K, penalty, max_depth)
+                        if not nested:
+                            assert res.stats["lifted_by_chains"] == 0
+                        iters[nested, back, depth2] = (res.stats["expansions"],
+                                                       res.stats["lifted_by_chains"])
+            assert iters[False, True, 8] == iters[False, False, 8]
+
+
+def test_chain_similar_lifts_back_along_a_chain():
+    """:func:`._chains.lift` with ``back``: forward maxima as without it, plus the bound of a
+    larger nested set less the weight it has in excess."""
+    from exactree.solvers.branches._chains import lift
+
+    mem = np.array([0, 1, 2], np.int64)
+    lit_off = np.array([0, 2, 4, 6], np.int64)
+    # left literal k = lit_off[k] holds 2, 3, 6 rows; right literals 7, 6, 3 (one class each)
+    cnt = np.zeros((6, 2))
+    cnt[[0, 2, 4], 0] = [2.0, 3.0, 6.0]
+    cnt[[1, 3, 5], 0] = [7.0, 6.0, 3.0]
+    lo = np.array([1.0, 0.5, 0.0, 0.0, 5.5, 2.5])
+    hi = np.zeros(6)
+    pre = np.zeros(6)
+    lift(mem, 3, lit_off, lo, hi, pre, cnt, 1, 1.0, False)
+    assert hi.tolist() == [1.0, 2.5, 1.0, 2.5, 5.5, 2.5]
+    lift(mem, 3, lit_off, lo, hi, pre, cnt, 1, 1.0, True)
+    # left 1 (3 rows) inside left 2 (6 rows): 5.5 - 3 = 2.5; left 0: 5.5 - 4 = 1.5
+    # right 1 (6 rows) inside right 0 (7 rows): 0.5 - 1 < 2.5 (forward from right 2)
+    assert hi.tolist() == [1.5, 2.5, 2.5, 2.5, 5.5, 2.5]
+    lo2 = lo.copy()  # the same array as lo and hi
+    lift(mem, 3, lit_off, lo2, lo2, pre, cnt, 1, 1.0, True)
+    assert lo2.tolist() == hi.tolist()
+
+
+def test_chain_similar_changes_the_search():
+    """The backward lifts are not a no-op on nested 0/1 columns: they change what is stored."""
+    changed = 0
+    for seed in range(10):
+        Z, card, y, w, K = random_thermometer(seed)
+        on, off = (solve(Z, card, y, w, K, 0.01, chain_similar=b) for b in (True, False))
+        assert on.objective == pytest.approx(off.objective, abs=1e-12)
+        changed += on.stats["branches"] != off.stats["branches"]
+    assert changed > 0

@@ -108,3 +108,32 @@ def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre, cnt, K, s, back):
             m = members(f, nxt, prv, active, mem)
             if m >= 2:
                 lift(mem, m, lit_off, lo, hi, pre, cnt, K, s, back)
+
+
+@njit(cache=True)
+def link_nested(zb, nz, order, cand, nxt, prv):
+    """Chain nested binary features (see :func:`exactree.solvers.branches.search._nested`):
+    ``zb[i]`` the bit rows with code 0 of candidate ``i`` (feature ``cand[i]``), ``nz[i]`` their
+    number, ``order`` the candidates by increasing ``nz``. Each candidate, in that order, is
+    followed by the first later one with more zero rows, no predecessor yet, and every zero
+    row of it among its own. Returns the number of links."""
+    m = order.shape[0]
+    n_words = zb.shape[1]
+    links = 0
+    for u in range(m):
+        a = order[u]
+        for v in range(u + 1, m):
+            b = order[v]
+            if nz[b] <= nz[a] or prv[cand[b]] >= 0:
+                continue
+            inside = True
+            for wi in range(n_words):
+                if zb[a, wi] & ~zb[b, wi]:
+                    inside = False
+                    break
+            if inside:
+                nxt[cand[a]] = cand[b]
+                prv[cand[b]] = cand[a]
+                links += 1
+                break
+    return links

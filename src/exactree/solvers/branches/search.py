@@ -21,6 +21,7 @@ from ...tree import Tree, TreeBuilder
 from ..result import (INTERRUPTED, MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT,
                       SolveResult)
 from . import _kernels as K
+from ._chains import link_nested
 from ._pairs import branch_bounds, set_chains, workspace
 
 _SEED = 0x5EED_B4A7C4E5
@@ -86,39 +87,22 @@ def _chains(Z: np.ndarray, card: np.ndarray,
     return nxt, prv
 
 
-def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray,
-            max_work: float = 1e9) -> int:
+def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray) -> int:
     """Link nested binary features into chains (in place; see :mod:`._chains`): among the binary
     features not on a chain yet, ``a`` is followed by ``b`` when every row with code 0 on ``a``
     has code 0 on ``b`` and ``b`` has more such rows (thermometer-coded numeric columns, and
     any other nesting the data show). Each feature gets the nested feature with the fewest
     zero rows that has no predecessor yet (a path cover of the nesting order, strictly
-    increasing along every chain, so every chain is nested end to end). Skipped when the
-    pairwise test would cost more than ``max_work`` cell operations. Returns the number of
+    increasing along every chain, so every chain is nested end to end). Returns the number of
     links made."""
-    n = Z.shape[0]
     cand = np.flatnonzero((card == 2) & (nxt < 0) & (prv < 0))
-    m = len(cand)
-    if m < 2 or float(m) * m * n > max_work or m * n > max_work / 40:
+    if len(cand) < 2:
         return 0
-    zero = (Z[:, cand] == 0).astype(np.float32)
-    nz = zero.sum(axis=0)
-    # outside[a, b]: rows with code 0 on a and code 1 on b (exact integers in float32)
-    outside = zero.T @ (1.0 - zero)
-    rank = np.empty(m, np.int64)
-    rank[np.argsort(nz, kind="stable")] = np.arange(m)
-    free = np.ones(m, bool)  # no predecessor yet
-    links = 0
-    for ia in np.argsort(nz, kind="stable").tolist():
-        ok = np.flatnonzero(free & (outside[ia] == 0) & (nz > nz[ia]))
-        if len(ok) == 0:
-            continue
-        ib = int(ok[np.argmin(rank[ok])])
-        nxt[cand[ia]] = cand[ib]
-        prv[cand[ib]] = cand[ia]
-        free[ib] = False
-        links += 1
-    return links
+    zero = Z[:, cand].T == 0
+    nz = zero.sum(axis=1).astype(np.int64)
+    zb = _bits(zero, max(1, (Z.shape[0] + 63) // 64))
+    order = np.argsort(nz, kind="stable").astype(np.int64)
+    return int(link_nested(zb, nz, order, cand.astype(np.int64), nxt, prv))
 
 
 class _State:

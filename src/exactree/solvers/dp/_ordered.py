@@ -398,7 +398,7 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
     ``T1 + (P0 - P1)``, or ``T0 - (P0 - P1)``. So a feature's best split is where the running
     difference ``P0 - P1`` is least or greatest. Both sides are swept at once with their state
     in scalars updated by additions, not branches (the sides interleave unpredictably): each
-    row adds its entry of ``side_w`` (see :func:`_side_weights`) to both sides' running
+    row adds its entry of ``side_w`` (see :func:`_route_two_class`) to both sides' running
     differences and weights. Candidates are taken at the end of every run of equal buckets
     (for a side without rows in the run this repeats its previous candidate, which is
     harmless).
@@ -564,19 +564,38 @@ def _mark_sides(rows, L, n, f, p, side):
 
 
 @njit(cache=True)
-def _side_weights(rows, lab, L, n, f, p, weights, side_w):
-    """Two classes, the rows marked by :func:`_mark_sides`: ``side_w[row] = (v0, v1, w0, w1)``,
-    the row's signed weight ``v`` (``+w`` for class 0, ``-w`` for class 1) and its weight ``w``
-    in its side's entries, 0 in the other side's (what :func:`_sweep_sides_binary` adds up)."""
-    for t in range(n):
+def _route_two_class(rows, lab, L, n, f, p, weights, side, side_w, node_tot, tot, cnt):
+    """Two classes: :func:`_mark_sides` and :func:`_side_totals` in one pass that also fills
+    ``side_w[row] = (v0, v1, w0, w1)``: the row's signed weight ``v`` (``+w`` for class 0,
+    ``-w`` for class 1) and its weight ``w`` in its side's entries, 0 in the other side's (what
+    :func:`_sweep_sides_binary` adds up)."""
+    w0 = 0.0  # class weights of the first p rows
+    w1 = 0.0
+    for t in range(p):
         r = np.uint32(rows[L, f, t])
         w = weights[r]
-        v = w - 2.0 * w * lab[L, f, t]
-        one = t >= p
-        side_w[r, 0] = 0.0 if one else v
-        side_w[r, 1] = v if one else 0.0
-        side_w[r, 2] = 0.0 if one else w
-        side_w[r, 3] = w if one else 0.0
+        k = lab[L, f, t]
+        side[r] = 0
+        side_w[r, 0] = w - 2.0 * w * k
+        side_w[r, 1] = 0.0
+        side_w[r, 2] = w
+        side_w[r, 3] = 0.0
+        w0 += w - w * k
+        w1 += w * k
+    for t in range(p, n):
+        r = np.uint32(rows[L, f, t])
+        w = weights[r]
+        side[r] = 1
+        side_w[r, 0] = 0.0
+        side_w[r, 1] = w - 2.0 * w * lab[L, f, t]
+        side_w[r, 2] = 0.0
+        side_w[r, 3] = w
+    tot[0, 0] = w0
+    tot[0, 1] = w1
+    for k in range(2):
+        tot[1, k] = node_tot[k] - tot[0, k]
+    cnt[0] = p
+    cnt[1] = n - p
 
 
 @njit(cache=True)
@@ -790,7 +809,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     # bound those of the splits around it.
     two_class = K == 2 and target is None and fn is None  # the two-class sweep's case
     ev_g = np.zeros((Lmax, n + 1 if two_class else 1, F, 2))
-    side_w = np.zeros((n if two_class else 0, 4))  # its rows' entries (_side_weights)
+    side_w = np.zeros((n if two_class else 0, 4))  # its rows' entries (_route_two_class)
     feat_lb = np.zeros((2, F))
     gorder = np.zeros(F, np.int64)
     # Classes present on each side of every split of the current feature (_count_sides).
@@ -1049,19 +1068,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                             penalty)
                     continue
             stats[ST_EVALS] += 1
-            _mark_sides(rows, L, fr_n[L], f, p, side)
             if fr_d[L] == 2:
                 # Both children are depth-one trees: one routed sweep per feature.
-                _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
-                             cnt2, target)
-                binary = two_class  # the two-class sweep is a misclassification fact
-                if binary:
+                if two_class:  # (the two-class sweep is a misclassification fact)
+                    _route_two_class(rows, lab, L, fr_n[L], f, p, weights, side, side_w,
+                                     fr_tot[L, 0], tot2, cnt2)
                     _feature_bounds(L, s, mono, flags, cur, ev_g, pw, sp, unit, feat_lb, gorder)
-                    _side_weights(rows, lab, L, fr_n[L], f, p, weights, side_w)
                     g_swept += _sweep_sides_binary(rows[L], bv[L], fr_n[L], side, side_w,
                                                    min_leaf, tot2, cnt2, sw, feat_lb, gorder,
                                                    ev_g[L, s], penalty)
                 else:
+                    _mark_sides(rows, L, fr_n[L], f, p, side)
+                    _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
+                                 cnt2, target)
                     g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
                                             min_leaf, tot2, cnt2, pre, sw, side_skip,
                                             side_count, side_last, target, fn, penalty)
@@ -1495,16 +1514,17 @@ def _segment_tree(L, f, t, rows, bv, lab, n, side, side_w, weights, fr_tot, tot,
     """The tree of :func:`_segment.best_split_on`'s answer at level ``L`` (root split: feature
     ``f`` after its ``t + 1`` first rows) in heap layout: the best test of each side, found
     again by one sweep."""
-    _mark_sides(rows, L, n, f, t + 1, side)
-    _side_totals(lab, L, f, t + 1, n, rows, weights, fr_tot[L, 0], tot, cnt, None)
     for g in range(rows.shape[1]):
         order[g] = g
     if tot.shape[1] == 2:
         feat_lb[:, :] = -INF
-        _side_weights(rows, lab, L, n, f, t + 1, weights, side_w)
+        _route_two_class(rows, lab, L, n, f, t + 1, weights, side, side_w, fr_tot[L, 0], tot,
+                         cnt)
         _sweep_sides_binary(rows[L], bv[L], n, side, side_w, 1, tot, cnt, sw, feat_lb, order,
                             out, penalty)
     else:
+        _mark_sides(rows, L, n, f, t + 1, side)
+        _side_totals(lab, L, f, t + 1, n, rows, weights, fr_tot[L, 0], tot, cnt, None)
         best_tests(rows[L], bv[L], lab[L], n, tot.shape[1], weights, side, tot, penalty, sw)
     tree_f[:] = -1
     tree_f[0] = f
