@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._bits import popcount
+
 
 @njit(cache=True)
 def members(f, nxt, prv, active, out):
@@ -111,24 +113,40 @@ def lift_all(q, nxt, prv, active, lit_off, lo, hi, mem, pre, cnt, K, s, back):
 
 
 @njit(cache=True)
-def link_nested(zb, nz, order, cand, nxt, prv):
-    """Chain nested binary features (see :func:`exactree.solvers.branches.search._nested`):
-    ``zb[i]`` the bit rows with code 0 of candidate ``i`` (feature ``cand[i]``), ``nz[i]`` their
-    number, ``order`` the candidates by increasing ``nz``. Each candidate, in that order, is
-    followed by the first later one with more zero rows, no predecessor yet, and every zero
-    row of it among its own. Returns the number of links."""
-    m = order.shape[0]
-    n_words = zb.shape[1]
+def link_nested(lit_bits, lit_off, card, nxt, prv):
+    """Chain nested binary features (in place; see
+    :func:`exactree.solvers.branches.search._nested`): among the binary features on no chain
+    yet, by increasing number of rows with code 0 (bit rows ``lit_bits[lit_off[f]]``), each is
+    followed by the first later one with more such rows, no predecessor yet, and every one of
+    its own code-0 rows. Returns the number of links."""
+    q = card.shape[0]
+    n_words = lit_bits.shape[1]
+    cand = np.empty(q, np.int64)
+    m = 0
+    for f in range(q):
+        if card[f] == 2 and nxt[f] < 0 and prv[f] < 0:
+            cand[m] = f
+            m += 1
+    if m < 2:
+        return 0
+    nz = np.zeros(m, np.int64)
+    for i in range(m):
+        g = lit_off[cand[i]]
+        for wi in range(n_words):
+            nz[i] += np.int64(popcount(lit_bits[g, wi]))
+    order = np.argsort(nz[:m], kind="mergesort")
     links = 0
     for u in range(m):
         a = order[u]
+        ga = lit_off[cand[a]]
         for v in range(u + 1, m):
             b = order[v]
             if nz[b] <= nz[a] or prv[cand[b]] >= 0:
                 continue
+            gb = lit_off[cand[b]]
             inside = True
             for wi in range(n_words):
-                if zb[a, wi] & ~zb[b, wi]:
+                if lit_bits[ga, wi] & ~lit_bits[gb, wi]:
                     inside = False
                     break
             if inside:

@@ -87,22 +87,23 @@ def _chains(Z: np.ndarray, card: np.ndarray,
     return nxt, prv
 
 
-def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray) -> int:
+def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray,
+            lit_bits: np.ndarray | None = None) -> int:
     """Link nested binary features into chains (in place; see :mod:`._chains`): among the binary
     features not on a chain yet, ``a`` is followed by ``b`` when every row with code 0 on ``a``
     has code 0 on ``b`` and ``b`` has more such rows (thermometer-coded numeric columns, and
     any other nesting the data show). Each feature gets the nested feature with the fewest
     zero rows that has no predecessor yet (a path cover of the nesting order, strictly
-    increasing along every chain, so every chain is nested end to end). Returns the number of
-    links made."""
-    cand = np.flatnonzero((card == 2) & (nxt < 0) & (prv < 0))
-    if len(cand) < 2:
-        return 0
-    zero = Z[:, cand].T == 0
-    nz = zero.sum(axis=1).astype(np.int64)
-    zb = _bits(zero, max(1, (Z.shape[0] + 63) // 64))
-    order = np.argsort(nz, kind="stable").astype(np.int64)
-    return int(link_nested(zb, nz, order, cand.astype(np.int64), nxt, prv))
+    increasing along every chain, so every chain is nested end to end). ``lit_bits``: the bit
+    rows of every literal (built from ``Z`` when not given). Returns the number of links."""
+    card = np.asarray(card, np.int64)
+    lit_off = np.zeros(len(card) + 1, np.int64)
+    lit_off[1:] = np.cumsum(card)
+    if lit_bits is None:
+        lit_feat = np.repeat(np.arange(len(card)), card)
+        codes = np.arange(int(lit_off[-1])) - lit_off[lit_feat]
+        lit_bits = _bits(Z.T[lit_feat] == codes[:, None], max(1, (Z.shape[0] + 63) // 64))
+    return int(link_nested(lit_bits, lit_off, card, nxt, prv))
 
 
 class _State:
@@ -330,7 +331,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     eq_root = float(w[minority].sum())
     nxt, prv = _chains(Z, card, feature_map) if ordered and depth2 else (
         np.full(q, -1, np.int64), np.full(q, -1, np.int64))
-    n_nested = _nested(Z, card, nxt, prv) if nested and depth2 and n else 0
+    n_nested = _nested(Z, card, nxt, prv, lit_bits) if nested and depth2 and n else 0
     rng = np.random.default_rng(_SEED)
     zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
     zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
