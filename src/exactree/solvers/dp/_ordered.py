@@ -603,17 +603,18 @@ def _split_rows(rows, bv, lab, L, n, keep, side):
     """Rows of level ``L`` with ``side[row] == keep``, per feature in order, into level ``L + 1``
     (with their buckets and labels); returns their number."""
     F = rows.shape[1]
-    m = 0
+    m = np.uint64(0)
     for g in range(F):
-        m = 0
+        m = np.uint64(0)
         for t in range(n):
+            # Branch-free: every row is written at m, which moves on only for kept rows (the
+            # sides interleave unpredictably).
             r = rows[L, g, t]
-            if side[np.uint32(r)] == keep:
-                rows[L + 1, g, m] = r
-                bv[L + 1, g, m] = bv[L, g, t]
-                lab[L + 1, g, m] = lab[L, g, t]
-                m += 1
-    return m
+            rows[L + 1, g, m] = r
+            bv[L + 1, g, m] = bv[L, g, t]
+            lab[L + 1, g, m] = lab[L, g, t]
+            m += np.uint64(side[np.uint32(r)] == keep)
+    return np.int64(m)
 
 
 @njit(cache=True)
@@ -629,12 +630,11 @@ def _split_order(order, L, n, keep, side):
     ``L + 1`` (nothing when ``order`` is empty: the k-means bound is off)."""
     if order.shape[0] == 0:
         return
-    m = 0
+    m = np.uint64(0)
     for t in range(n):
         r = order[L, t]
-        if side[np.uint32(r)] == keep:
-            order[L + 1, m] = r
-            m += 1
+        order[L + 1, m] = r  # (branch-free, as in _split_rows)
+        m += np.uint64(side[np.uint32(r)] == keep)
 
 
 @njit(cache=True)
@@ -1698,8 +1698,8 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
     total[:] = 0
     left[:] = 0
     for t in range(n):
-        if unit or weights[rows_f[t]] > 0.0:
-            total[lab_f[t]] += 1
+        if unit or weights[np.uint32(rows_f[t])] > 0.0:
+            total[np.uint32(lab_f[t])] += 1
     k_all = 0
     for k in range(total.shape[0]):
         if total[k] > 0:
@@ -1708,8 +1708,8 @@ def _count_sides(lab_f, rows_f, weights, unit, n, sp_L, m, counts, out):
     k_gone = 0  # classes with every row on the left
     i = 0
     for t in range(n):
-        if unit or weights[rows_f[t]] > 0.0:
-            c = lab_f[t]
+        if unit or weights[np.uint32(rows_f[t])] > 0.0:
+            c = np.uint32(lab_f[t])
             if left[c] == 0:
                 k_left += 1
             left[c] += 1
