@@ -116,8 +116,9 @@ def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Co
     """:func:`to_tree` of a classification tree whose splits are all threshold tests, in one
     walk (children ids filled in as they are reached); None when a split is a category test.
     The same arrays as the general walk: preorder, the true child first."""
-    column_, op_, value_ = binarizer.column_, binarizer.op_, binarizer.value_
-    missing = binarizer.missing_
+    # .item: Python numbers straight from the arrays (no NumPy scalars to convert)
+    column_, op_, value_ = binarizer.column_.item, binarizer.op_.item, binarizer.value_.item
+    missing = binarizer.missing_.item
     order: list[BinaryNode] = []
     kind: list[int] = []
     feature: list[int] = []
@@ -138,12 +139,12 @@ def _threshold_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Co
             threshold.append(math.nan)
             ptr.append(len(child))
             continue
-        if op_[j] != LE:
+        if op_(j) != LE:
             return None
         kind.append(THRESHOLD)
-        feature.append(int(column_[j]))
-        threshold.append(float(value_[j]))
-        side = int(missing[j])
+        feature.append(column_(j))
+        threshold.append(value_(j))
+        side = missing(j)
         if side != NO_MISSING:
             sides.append((i, side == MISSING_TRUE))
         at = len(child)

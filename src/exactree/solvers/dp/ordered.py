@@ -22,7 +22,7 @@ import math
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -266,9 +266,11 @@ class OrderedSolver:
                                                    deep_deadline, progress, roots, board,
                                                    penalty=0.0, work=self.perfect_work,
                                                    budget=budget)
-            if cost < INF and self._rank(root) / self.cost_scale < ub:
-                stats = dict(zip(STAT_NAMES, self.stats.tolist()))
-                return DPSolution(root, self._cost(root), 0.0, True, stats)
+            if cost < INF:
+                cost = self._cost(root)
+                if self._rank(root, cost) / self.cost_scale < ub:
+                    stats = dict(zip(STAT_NAMES, self.stats.tolist()))
+                    return DPSolution(root, cost, 0.0, True, stats)
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
                                                roots, board, budget=budget)
         if cost == INF and outcome == DONE:
@@ -359,9 +361,12 @@ class OrderedSolver:
             return INF
         return upper_bound / self.cost_scale - self.tolerance / self.cost_scale
 
-    def _rank(self, root: BinaryNode) -> float:
-        """A tree's objective with the split penalties (see :meth:`objective`)."""
-        return self._cost(root) + self.penalty * self.cost_scale * root.n_splits
+    def _rank(self, root: BinaryNode, cost: float | None = None) -> float:
+        """A tree's objective with the split penalties (see :meth:`objective`); ``cost``:
+        its :meth:`_cost` if known."""
+        if cost is None:
+            cost = self._cost(root)
+        return cost + self.penalty * self.cost_scale * root.n_splits
 
     def _perfect_first(self) -> bool:
         """Whether a tree without errors would end the search (size-minimal classification
@@ -371,6 +376,8 @@ class OrderedSolver:
 
     def _error_cost(self) -> float:
         """The least positive row weight (kernel units): what an error costs at least."""
+        if self.unit and len(self.weights):
+            return 1.0  # equal weights, scaled to 1 (without a pass over them)
         w = self.weights[self.weights > 0]
         return float(w.min()) if len(w) else INF
 
@@ -491,21 +498,26 @@ class OrderedSolver:
             if f < 0 or 2 * i + 2 >= H:
                 continue
             b = cuts[i]
-            n.feature = int(split_feature[f][b])
+            n.feature = split_feature[f].item(b)  # item: a Python int, no NumPy scalar
             left, right = BinaryNode(-1, counts[2 * i + 1]), BinaryNode(-1, counts[2 * i + 2])
-            n.true, n.false = (right, left) if split_flip[f][b] else (left, right)
+            n.true, n.false = (right, left) if split_flip[f].item(b) else (left, right)
             stack += [(2 * i + 1, left), (2 * i + 2, right)]
         return root
 
 
-@contextmanager
-def _quiet_numba(active: bool) -> Iterator[None]:
+def _quiet_numba(active: bool) -> AbstractContextManager[None]:
     """Numba calls passing a function (a user's objective) "experimental" on every call; it
     is what the kernels are built for, so the warning says nothing to the user. (Only when
-    ``active``: warning filters are process-wide, and threads may run other fits.)"""
-    if not active:
-        yield
-        return
+    ``active``: warning filters are process-wide, and threads may run other fits. Inactive, a
+    shared no-op: a generator's context manager costs a microsecond per kernel call.)"""
+    return _quiet() if active else _NO_CONTEXT
+
+
+_NO_CONTEXT = nullcontext()
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
         yield
