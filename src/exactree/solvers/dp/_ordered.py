@@ -281,7 +281,7 @@ def _sweep_node(rows, bv, lab, n, weights, min_leaf, tot, pre, best, feat_cost, 
 
 @njit(cache=True)
 def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, best,
-                 skip, count, last, target, fn, penalty):
+                 until, last, target, fn, penalty):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
@@ -290,9 +290,9 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
     that misses by ``gap``, the next rows must move more than ``gap`` weight first (ConTree's
     skip). A side is done with a feature once the rows swept cost its best as one leaf (every
     later split's left leaf holds them), and with all features once its best costs at most
-    ``penalty``. ``skip``, ``count`` and ``last`` (two entries each) hold each side's state in
-    a sweep: weight still to move, rows swept and the last one's bucket. Returns the rows swept,
-    over all features.
+    ``penalty``. ``until`` and ``last`` (two entries each) hold each side's state in a sweep:
+    the side's weight swept past which its next split is evaluated, and the last row's bucket.
+    Returns the rows swept, over all features.
     """
     F = rows.shape[0]
     K = tot.shape[1]
@@ -308,24 +308,30 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
         for s in range(2):
             for k in range(K):
                 pre[s, k] = 0.0
-            # a side done with the feature waits for an infinite skip
-            skip[s] = INF if best[s, 0] <= penalty else 0.0
-            count[s] = 0
+            # a side done with the feature waits for an infinite weight
+            until[s] = INF if best[s, 0] <= penalty else 0.0
             last[s] = -1
         # The state is indexed by the side, not branched on: the sides interleave
-        # unpredictably, while a split worth evaluating is rare. (Unsigned indices: no
-        # negative-index wraparound in the loads.)
-        for t in range(n):
+        # unpredictably, while a split worth evaluating is rare. The rows and weight swept on
+        # side 1 and in all are running sums in registers (side 0's are the difference), not
+        # entries updated in memory: consecutive rows would wait on each other's stores.
+        # (Unsigned indices: no negative-index wraparound in the loads.)
+        c1 = 0
+        w1 = 0.0
+        w_all = 0.0
+        t = 0
+        while t < n:
             bg = bv[g, t]
             r = np.uint32(rows[g, t])
             w = weights[r]
             s = np.uint64(side[r])
-            if skip[s] < 0.0 and bg != last[s]:
+            ws = w1 if s else w_all - w1
+            if ws > until[s] and bg != last[s]:
+                c = c1 if s else t - c1  # the side's rows before this one
                 if target is None and fn is None:
                     # Misclassification, _consider and _skip written out: an inlined helper
                     # takes an atomic reference count on every array it binds (three per
                     # evaluation, 15% of wine's fit at depth three).
-                    c = count[s]
                     gap = -1.0
                     if c >= min_leaf and cnt_tot[s] - c >= min_leaf:
                         t1 = 0.0  # left weight, its two largest classes, right weight and max
@@ -365,17 +371,19 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                                 top = p2 if j == k1 else p1
                                 gap = min(gap, aim - tot[s, j] + pre[s, j] - top)
                 else:
-                    # (skip and count stand in for _consider's unused per-feature outputs)
-                    gap = _consider(pre, tot, s, count[s], cnt_tot[s], min_leaf, g, last[s],
-                                    best, skip, count, False, target, fn, penalty)
-                skip[s] = INF if best[s, 0] <= penalty else gap
-                if skip[0] == INF and skip[1] == INF:
+                    # (until and last stand in for _consider's unused per-feature outputs)
+                    gap = _consider(pre, tot, s, c, cnt_tot[s], min_leaf, g, last[s], best,
+                                    until, last, False, target, fn, penalty)
+                until[s] = INF if best[s, 0] <= penalty else ws + gap
+                if until[0] == INF and until[1] == INF:
                     break
-            swept += 1
             _add(pre, s, np.uint32(lab[g, t]), w, r, target)
-            count[s] += 1
-            skip[s] -= w
+            c1 += np.int64(s)
+            w1 += w if s else 0.0
+            w_all += w
             last[s] = bg
+            t += 1
+        swept += t
     return swept
 
 
@@ -802,8 +810,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     tot2 = np.zeros((2, K))
     cnt2 = np.zeros(2, np.int64)
     feat_cost = np.zeros(F)
-    side_skip = np.zeros(2)  # _sweep_sides' state per side
-    side_count = np.zeros(2, np.int64)
+    side_until = np.zeros(2)  # _sweep_sides' state per side
     side_last = np.zeros(2, np.int64)
     # Two classes: every evaluated split's per-feature depth-one costs, both sides, which
     # bound those of the splits around it.
@@ -1082,8 +1089,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
                                  cnt2, target)
                     g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
-                                            min_leaf, tot2, cnt2, pre, sw, side_skip,
-                                            side_count, side_last, target, fn, penalty)
+                                            min_leaf, tot2, cnt2, pre, sw, side_until,
+                                            side_last, target, fn, penalty)
                 work += F * fr_n[L]
                 cost = sw[0, 0] + sw[1, 0] + penalty
                 leafy = -1  # a budget of two splits: the side left a leaf, if any
