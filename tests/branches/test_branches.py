@@ -576,7 +576,7 @@ def test_ordered_thresholds_keep_the_optimum():
                 expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
                 for depth2 in (1, 8):
                     on = solve(Z, card, y, w, K, penalty, max_depth=max_depth, depth2=depth2,
-                               feature_map=fmap)
+                               feature_map=fmap, chain_similar=bool(seed % 2))
                     assert on.status == "optimal"
                     assert on.objective == pytest.approx(expected, abs=1e-12), seed
                     err = w[on.tree.predict(X) != y].sum() / w.sum()
