@@ -305,9 +305,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
     for g in range(F):
         if best[0, 0] <= penalty and best[1, 0] <= penalty:
             break
+        pre[:, :] = 0.0
         for s in range(2):
-            for k in range(K):
-                pre[s, k] = 0.0
             # a side done with the feature waits for an infinite weight
             until[s] = INF if best[s, 0] <= penalty else 0.0
             last[s] = -1
@@ -341,7 +340,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                         t2 = 0.0
                         m2 = 0.0
                         for k in range(K):
-                            a = pre[s, k]
+                            a = pre[s, k] + pre[s + np.uint64(2), k]
                             b = tot[s, k] - a
                             t1 += a
                             t2 += b
@@ -369,7 +368,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                             gap = INF
                             for j in range(K):
                                 top = p2 if j == k1 else p1
-                                gap = min(gap, aim - tot[s, j] + pre[s, j] - top)
+                                gap = min(gap, aim - tot[s, j] + pre[s, j]
+                                          + pre[s + np.uint64(2), j] - top)
                 else:
                     # (until and last stand in for _consider's unused per-feature outputs)
                     gap = _consider(pre, tot, s, c, cnt_tot[s], min_leaf, g, last[s], best,
@@ -377,7 +377,12 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                 until[s] = INF if best[s, 0] <= penalty else ws + gap
                 if until[0] == INF and until[1] == INF:
                     break
-            _add(pre, s, np.uint32(lab[g, t]), w, r, target)
+            if target is None and fn is None:
+                # Class weights of even and odd rows apart: rows of one class in a row would
+                # each wait for the previous one's addition to reach memory.
+                pre[s + np.uint64(2 * (t & 1)), np.uint32(lab[g, t])] += w
+            else:
+                _add(pre, s, np.uint32(lab[g, t]), w, r, target)
             c1 += np.int64(s)
             w1 += w if s else 0.0
             w_all += w
@@ -805,7 +810,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     g_own = np.zeros(Lmax, np.bool_)
     g_tot = np.zeros(K)
     reach = np.zeros(H, np.bool_)
-    pre = np.zeros((2, K))
+    pre = np.zeros((4, K))  # (rows 2-3: _sweep_sides' second set of sums)
     sw = np.zeros((2, 4))
     tot2 = np.zeros((2, K))
     cnt2 = np.zeros(2, np.int64)
