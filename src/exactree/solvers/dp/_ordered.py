@@ -148,7 +148,8 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     none of this feature's later splits can).
     ``per_feature``: also keep each feature's least Gini impurity (``feat_cost``) and where it
     lies (``feat_pos``), which orders the features and their first splits; every split is then
-    evaluated. A split costs its two leaves plus ``penalty``."""
+    evaluated. A split costs its two leaves plus ``penalty``. (The sweeps write out
+    misclassification's evaluation and its skip, see _sweep_sides.)"""
     if c < min_leaf or cnt_tot - c < min_leaf:
         return -1.0
     cost = _split_cost(pre, tot, s, target, fn) + penalty
@@ -172,42 +173,11 @@ def _consider(pre, tot, s, c, cnt_tot, min_leaf, g, prev, best, feat_cost, feat_
     # later split of this feature can beat it.
     if _leaf(pre[s], target, fn) + penalty >= best[s, 0]:
         return INF
-    if target is not None:
-        return -1.0  # regression: no skip, every split is evaluated
-    if fn is not None:
+    if target is None and fn is not None:
         # A user's objective: a moved row changes the two leaves' costs by its weight times
         # row_cost at most.
         return (cost - best[s, 0]) / fn[1] if fn[1] > 0.0 else INF
-    return _skip(pre, tot, s, best[s, 0] - penalty)
-
-
-@njit(cache=True, inline="always")
-def _skip(pre, tot, s, target):
-    """Weight the rows after a split must move before a later split of the same side can cost
-    less than ``target``. Leaves predicting ``k`` (left) and ``j`` (right) cost
-    ``N - T_j - (P_k - P_j)``; a moved row changes ``P_k - P_j`` by at most its weight, and pairs
-    with ``k == j`` are constant (the leaf), so they are left out."""
-    K = pre.shape[1]
-    total = 0.0
-    k1 = 0
-    m1 = -INF
-    m2 = -INF
-    for k in range(K):
-        total += tot[s, k]
-        p = pre[s, k]
-        if p > m1:
-            m2 = m1
-            m1 = p
-            k1 = k
-        elif p > m2:
-            m2 = p
-    gap = INF
-    for j in range(K):
-        top = m2 if j == k1 else m1
-        g = total - target - tot[s, j] + pre[s, j] - top
-        if g < gap:
-            gap = g
-    return gap
+    return -1.0  # no skip: every split is evaluated (squared error)
 
 
 @njit(cache=True)
@@ -328,7 +298,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
             if ws > until[s] and bg != last[s]:
                 c = c1 if s else t - c1  # the side's rows before this one
                 if target is None and fn is None:
-                    # Misclassification, _consider and _skip written out: an inlined helper
+                    # Misclassification, _consider's evaluation written out: an inlined helper
                     # takes an atomic reference count on every array it binds (three per
                     # evaluation, 15% of wine's fit at depth three).
                     gap = -1.0
@@ -363,7 +333,10 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                         elif left >= best[s, 0]:
                             gap = INF  # later splits' left leaves hold these rows and more
                         else:
-                            # (_skip's gap)
+                            # The weight the next rows must move before a split can cost less
+                            # than the best: leaves predicting k (left) and j (right) cost
+                            # N - T_j - (P_k - P_j), a moved row changes P_k - P_j by its
+                            # weight at most, and k == j is the leaf (constant), left out.
                             aim = t1 + t2 - best[s, 0] + penalty
                             gap = INF
                             for j in range(K):
