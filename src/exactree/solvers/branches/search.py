@@ -97,13 +97,24 @@ def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray,
     increasing along every chain, so every chain is nested end to end). ``lit_bits``: the bit
     rows of every literal (built from ``Z`` when not given). Returns the number of links."""
     card = np.asarray(card, np.int64)
-    lit_off = np.zeros(len(card) + 1, np.int64)
+    lit_off, _, built = _literals(Z, card, lit_bits is None)
+    return int(link_nested(built if lit_bits is None else lit_bits, lit_off, card, nxt, prv))
+
+
+def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Every literal ``feature == code`` in feature order: the offsets of each feature's
+    literals (``len(card) + 1``), each literal's feature, and (with ``bits``) its rows as
+    bitsets (:func:`_bits`)."""
+    q, n = len(card), Z.shape[0]
+    lit_off = np.zeros(q + 1, np.int64)
     lit_off[1:] = np.cumsum(card)
-    if lit_bits is None:
-        lit_feat = np.repeat(np.arange(len(card)), card)
-        codes = np.arange(int(lit_off[-1])) - lit_off[lit_feat]
-        lit_bits = _bits(Z.T[lit_feat] == codes[:, None], max(1, (Z.shape[0] + 63) // 64))
-    return int(link_nested(lit_bits, lit_off, card, nxt, prv))
+    lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
+    if not bits:
+        return lit_off, lit_feat, None
+    codes = np.arange(int(lit_off[-1])) - lit_off[lit_feat]
+    mask = (Z.T[lit_feat] == codes[:, None]) if q else np.zeros((0, n), bool)
+    return lit_off, lit_feat, _bits(mask, max(1, (n + 63) // 64))
 
 
 class _State:
@@ -311,14 +322,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     tol = 1e-9 * max(total, 1.0)
     weighted = bool(np.any(w != w[0]))
     w0 = float(w[0])
-    lit_off = np.zeros(q + 1, np.int64)
-    lit_off[1:] = np.cumsum(card)
+    lit_off, lit_feat, lit_bits = _literals(Z, card)
     G = int(lit_off[-1])
-    lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
-    n_words = max(1, (n + 63) // 64)
-    lit_codes = np.arange(G) - lit_off[lit_feat]
-    lit_mask = (Z.T[lit_feat] == lit_codes[:, None]) if q else np.zeros((0, n), bool)
-    lit_bits = _bits(lit_mask, n_words)
+    n_words = lit_bits.shape[1]
     cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
     allmask = _bits(np.ones((1, n), bool), n_words)[0]
     # Equivalent points: rows outvoted within their group of identical feature vectors are
