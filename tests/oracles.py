@@ -120,15 +120,20 @@ def optimal_penalised(X: np.ndarray, y: np.ndarray, n_classes: int, penalty: flo
     return best(frozenset(range(len(y))), -1 if depth is None else depth)
 
 
-def split_tests(X: np.ndarray, categorical: tuple[int, ...] = ()) -> np.ndarray:
+def split_tests(X: np.ndarray, categorical: tuple[int, ...] = (),
+                subsets: bool = False) -> np.ndarray:
     """Every split of the columns of ``X`` as 0/1 columns (true = left): ``x <= t`` at every
     midpoint between consecutive distinct values of a numeric column, ``x == c`` for every
-    value ``c`` of a categorical column (those listed in ``categorical``)."""
+    value ``c`` of a categorical column (those listed in ``categorical``); with ``subsets``,
+    ``x in S`` for every non-empty proper subset ``S`` of its values instead."""
     X = np.asarray(X, float)
     tests = []
     for j, x in enumerate(X.T):
         values = np.unique(x)
-        if j in categorical:
+        if j in categorical and subsets:
+            tests += [np.isin(x, values[[bool(m >> i & 1) for i in range(len(values))]])
+                      for m in range(1, (1 << len(values)) - 1)]
+        elif j in categorical:
             tests += [x == c for c in values]
         else:
             tests += [x <= (a + b) / 2 for a, b in zip(values[:-1], values[1:])]

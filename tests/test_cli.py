@@ -182,6 +182,20 @@ def test_max_thresholds_option(tmp_path, capsys):
     assert "'max_thresholds' parameter" in err and "fitting" not in err
 
 
+def test_subset_splits_option(tmp_path, capsys):
+    path = tmp_path / "colours.csv"
+    path.write_text("colour,label\n" + "".join(f"{c},{c in 'ac'}\n" for c in "abcd" * 5))
+    assert main(["fit", str(path), "--max-depth", "1", "--quiet"]) == 0
+    assert "objective: 5 " in capsys.readouterr().out  # equality tests: one category a side
+    assert main(["fit", str(path), "--max-depth", "1", "--quiet", "--subset-splits"]) == 0
+    out = capsys.readouterr().out
+    assert "objective: 0 " in out and "colour in {" in out
+    many = tmp_path / "many.csv"
+    many.write_text("code,label\n" + "".join(f"v{i},{i % 2}\n" for i in range(12)))
+    assert main(["fit", str(many), "--quiet", "--subset-splits"]) == 1
+    assert "12 categories" in one_line_error(capsys)
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])

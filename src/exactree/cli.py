@@ -1,7 +1,7 @@
 """The ``exactree`` command: fit an optimal tree on a CSV file and predict with a saved tree.
 
     exactree fit [DATA.csv] [--target COL] [--max-depth 3] [--max-thresholds K]
-                 [--time-limit S] [--out tree.json]
+                 [--subset-splits] [--time-limit S] [--out tree.json]
     exactree predict tree.json DATA.csv
     exactree plot tree.json --out tree.png [--max-depth D] [--dpi 100]
     exactree --version
@@ -241,7 +241,8 @@ def _fit(args: argparse.Namespace) -> int:
                                   min_samples_leaf=args.min_samples_leaf,
                                   cost_complexity=args.cost_complexity,
                                   time_limit=args.time_limit, max_thresholds=args.max_thresholds,
-                                  verbose=0 if args.quiet else 1)
+                                  categorical_splits="subset" if args.subset_splits
+                                  else "equality", verbose=0 if args.quiet else 1)
     try:
         model._validate_params()  # bad options fail before any reading
     except ValueError as e:
@@ -399,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--max-thresholds", type=int, default=None,
                      help="cap candidate thresholds per numeric column (quantiles); the status "
                           "then says optimal_on_binarized")
+    fit.add_argument("--subset-splits", action="store_true",
+                     help="also split text columns into any two groups of their values "
+                          "('colour in {red, blue}'; at most 10 values per column)")
     fit.add_argument("--time-limit", type=float, default=None, help="seconds")
     fit.add_argument("--out", help="write the fitted tree as JSON (checked before fitting)")
     fit.add_argument("--quiet", action="store_true",

@@ -1,7 +1,10 @@
 """Encoded columns to binary features for the solvers that split on 0/1 tests.
 
 Numeric columns give threshold tests ``x <= t``; categorical columns give equality tests
-``x == category``. A binary feature is *true* when its test holds.
+``x == category`` and, with ``categorical_splits="subset"``, also membership tests ``x in S``
+for every way of parting a column's categories in two (one test per pair ``S | not S``, the
+``S`` that leaves out the last category; those with one category on a side are equality
+tests). A binary feature is *true* when its test holds.
 
 Threshold candidates (``thresholds=``):
 
@@ -39,12 +42,36 @@ from ..tree.tree import NOT_MISSING
 from .encoding import Column
 from .validation import check_deadline
 
-LE, EQ = 0, 1
+LE, EQ, IN = 0, 1, 2  # tests; an IN test's value is the bit mask of its categories' codes
+#: Most categories of a column whose two-group splits ``categorical_splits="subset"`` searches:
+#: 2**(C-1) - 1 tests, 511 at ten categories.
+MAX_SUBSET_CATEGORIES = 10
 #: ``missing_`` values: no missing values at fit time; missing makes the test true; false.
 NO_MISSING, MISSING_TRUE, MISSING_FALSE = 0, 1, 2
 # With a deadline, columns are sorted (and binary features computed) this many cells at a time,
 # with a look at the clock between blocks: some tens of milliseconds of work each.
 DEADLINE_CELLS = 1 << 18
+
+
+def _subset_masks(col: Column) -> np.ndarray:
+    """The ``IN`` tests of a categorical column of more than three categories: the bit masks
+    of every set of two or more of its first ``C - 1`` category codes that leaves two or more
+    categories out (the other two-group splits are its equality tests)."""
+    C = len(col.categories)
+    if C > MAX_SUBSET_CATEGORIES:
+        raise ValueError(f"column {col.name!r} has {C} categories: categorical_splits='subset' "
+                         f"searches every two-group split of at most {MAX_SUBSET_CATEGORIES} "
+                         "categories (2**(C-1) - 1 tests); merge categories or use "
+                         "categorical_splits='equality'")
+    masks = np.arange(1, 1 << (C - 1), dtype=np.int64)
+    size = np.array([bin(m).count("1") for m in masks.tolist()])
+    return masks[(size >= 2) & (size <= C - 2)].astype(np.float64)
+
+
+def in_subset(col: Column, mask: float) -> list:
+    """The categories of ``col`` in an ``IN`` test's bit mask, in code order."""
+    m = int(mask)
+    return [c for code, c in enumerate(col.categories) if m >> code & 1]
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -275,8 +302,9 @@ def _quantile_subset(candidates: np.ndarray, values: np.ndarray, w: np.ndarray,
 class Binarizer:
     """Learns binary features from an encoded matrix (see :mod:`exactree.data.encoding`).
 
-    After :meth:`fit`: ``column_`` (source column of each feature), ``op_`` (``LE`` or ``EQ``),
-    ``value_`` (threshold or category code), ``missing_`` (the side missing values take, see the
+    After :meth:`fit`: ``column_`` (source column of each feature), ``op_`` (``LE``, ``EQ`` or
+    ``IN``), ``value_`` (threshold, category code, or the bit mask of an ``IN`` test's codes),
+    ``missing_`` (the side missing values take, see the
     module docstring), ``missing_columns_`` (per column: held missing values at fit time),
     ``names_`` and ``exact_`` (whether optimality over the raw values is kept).
 
@@ -284,15 +312,20 @@ class Binarizer:
     ``MISSING_TRUE``, then the same thresholds and :data:`NOT_MISSING` with ``MISSING_FALSE``.
     """
 
-    def __init__(self, thresholds: str = "exact", max_thresholds: int | None = None) -> None:
+    def __init__(self, thresholds: str = "exact", max_thresholds: int | None = None,
+                 categorical_splits: str = "equality") -> None:
         if thresholds not in ("exact", "boundary"):
             raise ValueError(f"thresholds must be 'exact' or 'boundary', got {thresholds!r}")
+        if categorical_splits not in ("equality", "subset"):
+            raise ValueError("categorical_splits must be 'equality' or 'subset', got "
+                             f"{categorical_splits!r}")
         if max_thresholds is not None and (int(max_thresholds) != max_thresholds
                                            or max_thresholds < 1):
             raise ValueError("max_thresholds must be a positive integer or None, got "
                              f"{max_thresholds!r}")
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
+        self.categorical_splits = categorical_splits
 
     def fit(self, X: np.ndarray, y: np.ndarray, columns: Sequence[Column],
             sample_weight: np.ndarray | None = None, keep_ranks: bool = False,
@@ -380,6 +413,10 @@ class Binarizer:
                 value.append(np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64))
                 op.append(EQ)
                 missing.append(NO_MISSING)
+                if self.categorical_splits == "subset" and len(col.categories) > 3:
+                    value.append(_subset_masks(col))
+                    op.append(IN)
+                    missing.append(NO_MISSING)
                 continue
             x, v, present = X[:, j], w, None
             if nan[j]:  # thresholds over the values that are there
@@ -409,7 +446,9 @@ class Binarizer:
                 missing.append(side)
         sizes = [len(v) for v in value]
         owner = np.repeat(np.arange(len(columns), dtype=np.int64),
-                          [2 if nan[j] else 1 for j in range(len(columns))])  # runs' columns
+                          [2 if nan[j] or (self.categorical_splits == "subset"
+                                           and len(col.categories or ()) > 3) else 1
+                           for j, col in enumerate(columns)])  # runs' columns
         self.column_ = np.repeat(owner, sizes)
         self.op_ = np.repeat(np.array(op, np.int8), sizes)
         self.missing_ = np.repeat(np.array(missing, np.int8), sizes)
@@ -439,6 +478,8 @@ class Binarizer:
             col = self._columns[j]
             if o == EQ:
                 names.append(f"{col.name} == {col.categories[int(v)]}")
+            elif o == IN:
+                names.append(f"{col.name} in {{{', '.join(str(c) for c in in_subset(col, v))}}}")
             elif m == MISSING_FALSE and v == NOT_MISSING:
                 names.append(f"{col.name} is not missing")
             else:
@@ -477,6 +518,10 @@ class Binarizer:
         if getattr(self, "_numeric_runs", None) is not None:
             return cols <= value  # threshold tests only, no missing values (_numeric_features)
         out = np.where(op == LE, cols <= value, cols == value)
+        subset = op == IN
+        if subset.any():  # bit `code` of the mask (codes are small non-negative integers)
+            codes = cols[:, subset].astype(np.int64)
+            out[:, subset] = (value[subset].astype(np.int64) >> codes) & 1 == 1
         true_missing = self.missing_[sel] == MISSING_TRUE
         if true_missing.any():
             out[:, true_missing] |= np.isnan(cols[:, true_missing])

@@ -60,9 +60,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
     (pandas ``category``/strings, or those named in ``categorical_features``). Numeric columns
     are binarised with every distinct midpoint by default, so no threshold on the raw values is
     missed. A split sending a *subset* of categories one way, such as ``{a, b} | {c, d}``, is
-    not among these trees (it takes several equality tests here), so a tree using one may be
-    better within the same depth; :class:`~exactree.SparseTreeClassifier` splits categorical
-    columns multiway instead (one child per category).
+    not among these trees by default (it takes several equality tests), so a tree using one
+    may be better within the same depth; with ``categorical_splits="subset"`` every such
+    two-group split is searched too (columns of up to 10 categories), and the tree is optimal
+    among trees of thresholds and two-group category splits.
+    :class:`~exactree.SparseTreeClassifier` splits categorical columns multiway instead (one
+    child per category).
 
     Missing values (NaN, ``None``, ``pandas.NA``) in numeric columns are routed natively: every
     split on a column that held missing values in fit sends them to the side the optimisation
@@ -111,6 +114,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         Cap on thresholds per numeric column (quantiles); gives up the optimality guarantee.
     categorical_features : list of int or str, or None
         Numeric-coded columns to treat as categories.
+    categorical_splits : {"equality", "subset"}, default="equality"
+        Tests on a categorical column: ``column == value``, or also every split of its
+        categories into two groups (``column in {a, b}``; 2**(C-1) - 1 tests for C
+        categories, at most 10 categories per column, else ``fit`` raises a ValueError).
     cache_limit : int or None, default=None
         Most cached branches (beyond it the search caches no more and only slows down);
         None: no cap on the count, ``memory_limit`` bounds the cache's bytes.
@@ -189,6 +196,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         "thresholds": [StrOptions({"exact", "boundary"})],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "categorical_features": ["array-like", None],
+        "categorical_splits": [StrOptions({"equality", "subset"})],
         "cache_limit": [Interval(Integral, 1, None, closed="left"), None],
         "techniques": [dict, None],
         "search": [StrOptions({"auto", "ordered", "binary"})],
@@ -204,7 +212,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
                  min_samples_leaf: int = 1, cost_complexity: float = 0.0,
                  time_limit: float | None = None, memory_limit: float | None = None,
                  thresholds: str = "exact", max_thresholds: int | None = None,
-                 categorical_features: Any = None, cache_limit: int | None = None,
+                 categorical_features: Any = None, categorical_splits: str = "equality",
+                 cache_limit: int | None = None,
                  techniques: dict | None = None, search: str = "auto",
                  objective: LeafCost | None = None,
                  class_weight: dict | str | None = None, n_jobs: int | None = None,
@@ -218,6 +227,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
         self.categorical_features = categorical_features
+        self.categorical_splits = categorical_splits
         self.cache_limit = cache_limit
         self.techniques = techniques
         self.search = search
@@ -229,7 +239,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
     # ------------------------------------------------------------------ solving
     def _binarize(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
                   keep_ranks: bool = False) -> None:
-        self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds).fit(
+        self.binarizer_ = Binarizer(self.thresholds, self.max_thresholds,
+                                    self.categorical_splits).fit(
             X, y, columns, w, keep_ranks=keep_ranks, deadline=self._deadline)
         self.n_binary_features_ = self.binarizer_.n_features_out
 

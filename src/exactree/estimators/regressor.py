@@ -19,7 +19,7 @@ from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import DPSolution
 from ..solvers.result import SolveResult
 from ..tree import Tree
-from ._params import Interval
+from ._params import Interval, StrOptions
 from ._path import PathPoint, solve_path
 from .base import TreeRegressorBase
 from .optimal import solution_status
@@ -35,11 +35,12 @@ class OptimalTreeRegressor(TreeRegressorBase):
     ``x <= t`` on numeric columns (every midpoint between distinct values, so no threshold on
     the raw values is missed) and ``column == value`` tests on categorical columns (pandas
     ``category``/strings, or those named in ``categorical_features``). A split sending a
-    *subset* of categories one way, such as ``{a, b} | {c, d}``, is not among them, so a tree
-    using one may be better within the same depth. Missing values (NaN, ``None``,
-    ``pandas.NA``) in numeric columns are routed as in :class:`OptimalTreeClassifier`: every
-    split on a column that held missing values in fit sends them to the side the
-    optimisation chose.
+    *subset* of categories one way, such as ``{a, b} | {c, d}``, is not among them by default,
+    so a tree using one may be better within the same depth; ``categorical_splits="subset"``
+    searches every such two-group split too (columns of up to 10 categories). Missing values
+    (NaN, ``None``, ``pandas.NA``) in numeric columns are routed as in
+    :class:`OptimalTreeClassifier`: every split on a column that held missing values in fit
+    sends them to the side the optimisation chose.
 
     Parameters
     ----------
@@ -79,6 +80,9 @@ class OptimalTreeRegressor(TreeRegressorBase):
         over the raw values (``status_ == "optimal_on_binarized"``).
     categorical_features : list of int or str, or None
         Numeric-coded columns to treat as categories.
+    categorical_splits : {"equality", "subset"}, default="equality"
+        Tests on a categorical column: ``column == value``, or also every split of its
+        categories into two groups, as for :class:`OptimalTreeClassifier`.
     techniques : dict or None
         Switch the search's pruning techniques on or off for ablation (names in
         :data:`exactree.solvers.dp.ordered.TECHNIQUES`); the optimum never changes.
@@ -125,6 +129,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "categorical_features": ["array-like", None],
+        "categorical_splits": [StrOptions({"equality", "subset"})],
         "techniques": [dict, None],
         "n_jobs": [Integral, None],
         "objective": [RegressionLeafCost, None],
@@ -138,7 +143,8 @@ class OptimalTreeRegressor(TreeRegressorBase):
                  cost_complexity: float = 0.0,
                  time_limit: float | None = None, memory_limit: float | None = None,
                  max_thresholds: int | None = None, categorical_features: Any = None,
-                 techniques: dict | None = None, n_jobs: int | None = None,
+                 categorical_splits: str = "equality", techniques: dict | None = None,
+                 n_jobs: int | None = None,
                  objective: RegressionLeafCost | None = None, verbose: int = 0) -> None:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
@@ -148,6 +154,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
         self.memory_limit = memory_limit
         self.max_thresholds = max_thresholds
         self.categorical_features = categorical_features
+        self.categorical_splits = categorical_splits
         self.techniques = techniques
         self.n_jobs = n_jobs
         self.objective = objective
@@ -156,7 +163,7 @@ class OptimalTreeRegressor(TreeRegressorBase):
     def _prepare(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                  columns: list[Column], split_cost: float = 0.0) -> OrderedSolver:
         """The search over the ordered features of ``X`` (the binarizer in ``binarizer_``)."""
-        binarizer = Binarizer("exact", self.max_thresholds).fit(
+        binarizer = Binarizer("exact", self.max_thresholds, self.categorical_splits).fit(
             X, np.zeros(len(X), np.int64), columns, sample_weight, keep_ranks=True,
             deadline=self._deadline)
         try:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...data.binarize import LE, MISSING_TRUE, NO_MISSING, Binarizer
+from ...data.binarize import IN, LE, MISSING_TRUE, NO_MISSING, Binarizer
 from ...data.encoding import Column
 from ...tree import Tree
 from ...tree.tree import CATEGORICAL, LEAF, THRESHOLD
@@ -19,7 +19,8 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
             labels: Callable[[np.ndarray], np.ndarray] | None = None) -> Tree:
     """Translate binary tests back: ``x <= t`` becomes a THRESHOLD node (true branch left),
     ``x == category`` a CATEGORICAL node sending that category to the true branch and every
-    other category to the false branch. A threshold test on a column with missing values at fit
+    other category to the false branch (``x in S``: the categories of ``S`` to the true
+    branch). A threshold test on a column with missing values at fit
     time sends them the way the binary feature does (``x <= t or missing``: left); on other
     columns they take the Tree's default, the heavier child. ``regression``: node counts are
     ``(mean, weight, squared error)`` and the tree is a regression tree. ``labels``: each
@@ -50,9 +51,13 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
             kids = [node.true, node.false]
             distinct = kids
         else:
-            code = int(value_[j])
-            kids = [node.true if c == code else node.false
-                    for c in range(len(columns[int(column_[j])].categories))]
+            codes = range(len(columns[int(column_[j])].categories))
+            if op_[j] == IN:
+                mask = int(value_[j])
+                kids = [node.true if mask >> c & 1 else node.false for c in codes]
+            else:
+                code = int(value_[j])
+                kids = [node.true if c == code else node.false for c in codes]
             distinct = [kids[0]] + [k for k in kids[1:] if k is not kids[0]][:1]
         slots.append(kids)
         stack.extend(reversed(distinct))
