@@ -42,6 +42,20 @@ def test_a_deep_perfect_tree_ends_the_search():
     assert sol.optimal and sol.cost == 0 and sol.lower_bound == 0
 
 
+@pytest.mark.parametrize("seed", [0, 6, 19, 23, 33, 34])
+def test_perfect_is_final_off_is_size_minimal_at_depth_four(seed):
+    """With the technique perfect_is_final off, a perfect tree of depth 4 has the fewest
+    splits too (these cases: on, the first perfect tree found, with more, ends the search)."""
+    X, y, _ = _data(seed, 14, 6)
+    cost, splits = optimal_cost_and_splits(X, y, 2, 4)
+    first = DPSolver(X, y, 2, max_depth=4).solve()
+    assert cost == first.cost == 0 and first.tree.n_splits > splits
+    for time_limit in (None, 60):
+        sol = DPSolver(X, y, 2, max_depth=4, techniques={"perfect_is_final": False}).solve(
+            time_limit=time_limit)
+        assert sol.optimal and (sol.cost, sol.tree.n_splits) == (cost, splits)
+
+
 def test_issue_example_needs_three_splits():
     X = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1], [0, 0, 1], [1, 1, 0], [1, 0, 0]], bool)
     y = np.array([1, 1, 0, 0, 1, 0])

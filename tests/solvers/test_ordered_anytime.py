@@ -97,6 +97,32 @@ def test_depth_four_is_size_minimal_unless_perfect(seed):
         assert sol.tree.n_splits == splits
 
 
+@settings(max_examples=30, deadline=None)
+@given(SEED)
+def test_perfect_is_final_off_is_size_minimal_at_depth_four(seed):
+    """With the technique perfect_is_final off, a perfect tree of depth 4 has the fewest
+    splits too."""
+    rng = np.random.default_rng(seed)
+    X, y, K = small_numeric(rng)
+    w = weights_for(rng, len(y))
+    cost, splits = lexicographic_optimum(X, y, K, 4, w, 1)
+    feats, _ = features_of(X, y)
+    sol = OrderedSolver(feats, y, K, sample_weight=w, max_depth=4,
+                        techniques={"perfect_is_final": False}).solve()
+    assert sol.optimal and sol.cost == pytest.approx(cost, abs=1e-9)
+    assert sol.tree.n_splits == splits
+
+
+def test_perfect_is_final_off_proves_the_fewest_splits():
+    """Iris at depth 4: the first perfect tree has more splits than the smallest one."""
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    first = OptimalTreeClassifier(max_depth=4).fit(X, y)
+    smallest = OptimalTreeClassifier(max_depth=4, techniques={"perfect_is_final": False}).fit(X, y)
+    assert first.objective_ == smallest.objective_ == 0
+    assert smallest.tree_.n_splits < first.tree_.n_splits
+
+
 def test_a_deep_perfect_tree_is_looked_for_without_penalties(monkeypatch):
     """Iris has a perfect tree of depth 4: searched for without penalties, every node stops at
     its first perfect subtree, a fraction of the size-minimal search's work."""

@@ -17,7 +17,7 @@ from numba import njit
 # From this depth on a tree without errors ends a search: looking for the smallest perfect tree
 # of depth 4 or more is a far harder search than the one that found it (ionosphere at depth 5:
 # 0.3 s to a perfect tree, over a minute without finding the fewest splits). Shallower trees
-# stay size-minimal.
+# stay size-minimal; the technique "perfect_is_final" (both searches) switches the exception off.
 PERFECT_IS_FINAL_DEPTH = 4
 
 

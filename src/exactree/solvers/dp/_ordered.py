@@ -74,7 +74,7 @@ INF = np.inf
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
  USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_KMEANS,
- USE_SEGMENT) = range(11)
+ USE_SEGMENT, USE_PERFECT_FINAL) = range(12)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
 # best complete tree assembled along the stack (an anytime answer; pruning never uses it);
 # class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
@@ -83,10 +83,11 @@ INF = np.inf
 # from the k-means bound of its targets (see _kmeans) and ends at once when that reaches its
 # upper bound; segment_trees: in a depth-two node of 2-4 classes, a root feature whose splits
 # cost more to evaluate one by one than all at once is finished at once (see _segment and
-# SEGMENT_SWITCH).
+# SEGMENT_SWITCH); perfect_is_final: with minimal_size, a tree of depth PERFECT_IS_FINAL_DEPTH
+# or more without errors ends the search (off: the fewest splits among perfect trees too).
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
-              "bucket_histograms", "kmeans_bound", "segment_trees")
+              "bucket_histograms", "kmeans_bound", "segment_trees", "perfect_is_final")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -1024,7 +1025,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         s = -1
         # Else the incumbent meets a known bound (it is optimal), or a deep root's has no errors
         # (see _lexicographic).
-        if fr_best[L] > fr_lbk[L] and not (L == 0 and tie_break
+        if fr_best[L] > fr_lbk[L] and not (L == 0 and tie_break and flags[USE_PERFECT_FINAL]
                                            and perfect_is_final(fr_best[0], penalty, fr_d[0])):
             s = _next_split(L, rows, bv, lab, weights, fr_rho[L], unit, min_leaf, mono, flags,
                             stats, fr_n, fr_ub, fr_order, fr_d1pos, fr_fi, fr_f, sp, fr_m, pw,

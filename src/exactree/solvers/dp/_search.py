@@ -23,7 +23,7 @@ INF = np.inf
 
 # Switches (indices into `flags`).
 (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB, USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS,
- USE_DEPTH2_INCUMBENT, USE_INCREMENTAL) = range(8)
+ USE_DEPTH2_INCUMBENT, USE_INCREMENTAL, USE_PERFECT_FINAL) = range(9)
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_DEPTH2, ST_CACHE_HITS, ST_PRUNED, ST_LEAVES = range(5)
 # Solved nodes kept per depth for the similarity bound.
@@ -186,7 +186,8 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
         d = fr_depth[L]
         if fr_phase[L] == ADVANCE:
             n_order = fr_n_order[L]
-            if fr_best[L] <= fr_lb[L] or (L == 0 and perfect_is_final(fr_best[0], penalty, d)):
+            if fr_best[L] <= fr_lb[L] or (L == 0 and flags[USE_PERFECT_FINAL]
+                                          and perfect_is_final(fr_best[0], penalty, d)):
                 # The incumbent meets the lower bound: nothing can beat it. A deep root
                 # incumbent without errors ends the search too (see _lexicographic).
                 fr_pos[L] = n_order

@@ -43,6 +43,7 @@ from ._ordered import (
     STAT_NAMES,
     TECHNIQUES,
     USE_MINIMAL_SIZE,
+    USE_PERFECT_FINAL,
     root_order,
     search,
 )
@@ -372,7 +373,7 @@ class OrderedSolver:
         """Whether a tree without errors would end the search (size-minimal classification
         from depth PERFECT_IS_FINAL_DEPTH on, see :mod:`._lexicographic`)."""
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
-                and self.max_depth >= PERFECT_IS_FINAL_DEPTH)
+                and self.max_depth >= PERFECT_IS_FINAL_DEPTH and self.flags[USE_PERFECT_FINAL])
 
     def _error_cost(self) -> float:
         """The least positive row weight (kernel units): what an error costs at least."""

@@ -35,14 +35,17 @@ from ._search import (
     USE_UPPER_BOUNDS,
     USE_DEPTH2_INCUMBENT,
     USE_INCREMENTAL,
+    USE_PERFECT_FINAL,
     search,
 )
 
+# perfect_is_final: a tree of depth PERFECT_IS_FINAL_DEPTH or more without errors ends the
+# search (off: the fewest splits among perfect trees too, see _lexicographic).
 TECHNIQUES = ("depth2", "similarity", "cache", "refined_lb", "dynamic_order", "upper_bounds",
-              "depth2_incumbent", "incremental", "minimal_size")
+              "depth2_incumbent", "incremental", "perfect_is_final", "minimal_size")
 _FLAG_INDEX = dict(zip(TECHNIQUES, (USE_DEPTH2, USE_SIMILARITY, USE_CACHE, USE_REFINED_LB,
                                     USE_DYNAMIC_ORDER, USE_UPPER_BOUNDS, USE_DEPTH2_INCUMBENT,
-                                    USE_INCREMENTAL)))
+                                    USE_INCREMENTAL, USE_PERFECT_FINAL)))
 _MINIMAL_SIZE = len(_FLAG_INDEX)  # the penalty per split (see _lexicographic); not a kernel flag
 _FLAG_INDEX["minimal_size"] = _MINIMAL_SIZE
 # Off unless asked for: incremental counting in full pair matrices (MurTree section 4.4.3) was
@@ -546,8 +549,8 @@ class DPSolver:
                 incumbent = self._widen(budget, ub, incumbent, deadline, progress, *widths)
             if incumbent is not None:
                 ub = min(ub, incumbent[1])
-            if incumbent is not None and perfect_is_final(incumbent[1], self.penalty,
-                                                          self.max_depth):
+            if (incumbent is not None and self.flags[USE_PERFECT_FINAL]
+                    and perfect_is_final(incumbent[1], self.penalty, self.max_depth)):
                 # A tree without errors: optimal, and final (as in the search, see _search).
                 outcome, cost = DONE, INF
                 break
