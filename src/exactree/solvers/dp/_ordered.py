@@ -429,7 +429,6 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
         hi0 = -INF
         lo1 = INF
         hi1 = -INF
-        at_lo0 = at_hi0 = at_lo1 = at_hi1 = 0
         rest0 = INF  # a bound on the splits not swept, when the sweep stops early
         rest1 = INF
         start = 0
@@ -444,21 +443,15 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
                 q1 += side_w[r, 3]
                 c1 += np.int64(side[r])
                 if bg[t + np.uint64(1)] != bg[t]:
+                    # Running extremes without branches (new ones come at random); where they
+                    # lie is found again only for a feature that improves a side (_extreme_at).
                     c0 = tt + 1 - c1
-                    if np.uint64(c0 - first0) <= span0:
-                        if d0 < lo0:
-                            lo0 = d0
-                            at_lo0 = tt
-                        if d0 > hi0:
-                            hi0 = d0
-                            at_hi0 = tt
-                    if np.uint64(c1 - first1) <= span1:
-                        if d1 < lo1:
-                            lo1 = d1
-                            at_lo1 = tt
-                        if d1 > hi1:
-                            hi1 = d1
-                            at_hi1 = tt
+                    ok0 = np.uint64(c0 - first0) <= span0
+                    ok1 = np.uint64(c1 - first1) <= span1
+                    lo0 = min(lo0, d0 if ok0 else INF)
+                    hi0 = max(hi0, d0 if ok0 else -INF)
+                    lo1 = min(lo1, d1 if ok1 else INF)
+                    hi1 = max(hi1, d1 if ok1 else -INF)
             start = stop
             # Least cost any later split can reach on each side (its left leaf holds the rows
             # swept: class weights (q + d) / 2 and (q - d) / 2), against what it must beat.
@@ -483,15 +476,34 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
             at = -1
             if low <= high and low < best[s, 0]:
                 best[s, 0] = low
-                at = at_lo0 if s == 0 else at_lo1
+                at = _extreme_at(rg, bg, n, side, side_w, s, lo, first0 if s == 0 else first1,
+                                 span0 if s == 0 else span1)
             elif high < low and high < best[s, 0]:
                 best[s, 0] = high
-                at = at_hi0 if s == 0 else at_hi1
+                at = _extreme_at(rg, bg, n, side, side_w, s, hi, first0 if s == 0 else first1,
+                                 span0 if s == 0 else span1)
             if at >= 0:
                 best[s, 1] = g
                 best[s, 2] = bg[at]
                 best[s, 3] = -1.0  # position: not needed by the callers
     return swept
+
+
+@njit(cache=True)
+def _extreme_at(rg, bg, n, side, side_w, s, value, first, span):
+    """Where side ``s``'s running difference of :func:`_sweep_sides_binary` over the first
+    ``n`` rows first equals ``value`` (its least or greatest) at a split point: the same sums
+    in the same order, so the same floating-point numbers."""
+    d = 0.0
+    c = 0
+    for tt in range(n - 1):
+        t = np.uint64(tt)
+        r = np.uint32(rg[t])
+        d += side_w[r, s]
+        c += np.int64(side[r] == s)
+        if bg[t + np.uint64(1)] != bg[t] and np.uint64(c - first) <= span and d == value:
+            return tt
+    return -1
 
 
 @njit(cache=True)
