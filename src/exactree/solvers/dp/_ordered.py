@@ -434,24 +434,39 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
         start = 0
         while start < n - 1:
             stop = min(start + SWEEP_BLOCK, n - 1)
-            for tt in range(start, stop):
-                t = np.uint64(tt)  # unsigned: no negative-index wraparound in the loads
-                r = np.uint32(rg[t])
-                d0 += side_w[r, 0]
-                d1 += side_w[r, 1]
-                q0 += side_w[r, 2]
-                q1 += side_w[r, 3]
-                c1 += np.int64(side[r])
-                if bg[t + np.uint64(1)] != bg[t]:
-                    # Running extremes without branches (new ones come at random); where they
-                    # lie is found again only for a feature that improves a side (_extreme_at).
-                    c0 = tt + 1 - c1
-                    ok0 = np.uint64(c0 - first0) <= span0
-                    ok1 = np.uint64(c1 - first1) <= span1
-                    lo0 = min(lo0, d0 if ok0 else INF)
-                    hi0 = max(hi0, d0 if ok0 else -INF)
-                    lo1 = min(lo1, d1 if ok1 else INF)
-                    hi1 = max(hi1, d1 if ok1 else -INF)
+            if min_leaf <= 1:
+                # Every split point counts: one with a side empty costs its leaf plus the
+                # penalty, never the best (the leaf is a candidate), so no rows are counted.
+                for tt in range(start, stop):
+                    t = np.uint64(tt)  # unsigned: no negative-index wraparound in the loads
+                    r = np.uint32(rg[t])
+                    d0 += side_w[r, 0]
+                    d1 += side_w[r, 1]
+                    q0 += side_w[r, 2]
+                    q1 += side_w[r, 3]
+                    if bg[t + np.uint64(1)] != bg[t]:
+                        # Running extremes without branches (new ones come at random); where
+                        # they lie is found again only for a feature that improves a side.
+                        lo0 = min(lo0, d0)
+                        hi0 = max(hi0, d0)
+                        lo1 = min(lo1, d1)
+                        hi1 = max(hi1, d1)
+            else:
+                for tt in range(start, stop):
+                    t = np.uint64(tt)
+                    r = np.uint32(rg[t])
+                    d0 += side_w[r, 0]
+                    d1 += side_w[r, 1]
+                    q0 += side_w[r, 2]
+                    q1 += side_w[r, 3]
+                    c1 += np.int64(side[r])
+                    if bg[t + np.uint64(1)] != bg[t]:
+                        ok0 = np.uint64(tt + 1 - c1 - first0) <= span0
+                        ok1 = np.uint64(c1 - first1) <= span1
+                        lo0 = min(lo0, d0 if ok0 else INF)
+                        hi0 = max(hi0, d0 if ok0 else -INF)
+                        lo1 = min(lo1, d1 if ok1 else INF)
+                        hi1 = max(hi1, d1 if ok1 else -INF)
             start = stop
             # Least cost any later split can reach on each side (its left leaf holds the rows
             # swept: class weights (q + d) / 2 and (q - d) / 2), against what it must beat.
