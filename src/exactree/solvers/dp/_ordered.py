@@ -488,16 +488,21 @@ def _sweep_sides_binary(rows, bv, n, side, side_w, min_leaf, tot, cnt_tot, best,
             low = tot[s, 1] + lo + penalty
             high = tot[s, 0] - hi + penalty
             feat_out[g, s] = min(feat_out[g, s], low, high)
-            at = -1
-            if low <= high and low < best[s, 0]:
-                best[s, 0] = low
-                at = _extreme_at(rg, bg, n, side, side_w, s, lo, first0 if s == 0 else first1,
-                                 span0 if s == 0 else span1)
-            elif high < low and high < best[s, 0]:
-                best[s, 0] = high
-                at = _extreme_at(rg, bg, n, side, side_w, s, hi, first0 if s == 0 else first1,
-                                 span0 if s == 0 else span1)
+            # The least of the two, the least difference on a tie. (With min_leaf 1 an
+            # extreme can lie only where a side is empty, costing the leaf up to a rounding
+            # error; no split point holds it then, and it is not taken.)
+            first, span = (first0, span0) if s == 0 else (first1, span1)
+            at_lo = -1
+            if low < best[s, 0]:
+                at_lo = _extreme_at(rg, bg, n, side, side_w, s, lo, first, span)
+            at = at_lo
+            if high < best[s, 0] and (at_lo < 0 or high < low):
+                at_hi = _extreme_at(rg, bg, n, side, side_w, s, hi, first, span)
+                if at_hi >= 0:
+                    at = at_hi
+                    low = high
             if at >= 0:
+                best[s, 0] = low
                 best[s, 1] = g
                 best[s, 2] = bg[at]
                 best[s, 3] = -1.0  # position: not needed by the callers
