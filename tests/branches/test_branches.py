@@ -723,3 +723,44 @@ def test_chain_similar_changes_the_search():
         assert on.objective == pytest.approx(off.objective, abs=1e-12)
         changed += on.stats["branches"] != off.stats["branches"]
     assert changed > 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_refresh_keeps_the_optimum(seed):
+    """Refreshing the chosen action's bound from its children at every branch the selection
+    descends through (``refresh``), and never lowering an action's bound: on and off give the
+    brute-force optimum, with and without depth-2 bounds, chains and a depth limit; a search
+    stopped early keeps a valid lower bound and a tree that realises its objective."""
+    data = (random_categorical, random_binary, random_duplicated, random_thermometer)[seed % 4]
+    Z, card, y, w, K = data(700 + seed)
+    for penalty in (0.0, 0.01, 0.03):
+        for max_depth in (None, 3):
+            expected = brute_force_cost(Z, card, y, w, K, penalty, max_depth)
+            for mode in ({}, {"depth2": 0, "lookahead": 3}, {"chain_similar": True}):
+                for refresh in (True, False):
+                    res = solve(Z, card, y, w, K, penalty, max_depth=max_depth, refresh=refresh,
+                                **mode)
+                    assert_oracle_optimum(res, Z, card, y, w, K, penalty, max_depth)
+                    if not refresh:
+                        assert res.stats["refreshed"] == 0
+            part = solve(Z, card, y, w, K, penalty, max_depth=max_depth, max_branches=40)
+            err = w[part.tree.predict(Z) != y].sum() / w.sum()
+            assert err + penalty * part.tree.n_splits == pytest.approx(part.objective, abs=1e-12)
+            assert part.lower_bound <= expected + 1e-12 <= part.objective + 2e-12
+
+
+def test_refresh_changes_the_search():
+    """The refresh is not a no-op where branches are shared: it raises stale action bounds and
+    saves expansions, the optimum unchanged."""
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        n, q = 150, 10
+        Z = rng.integers(0, 2, size=(n, q))
+        y = np.where(rng.random(n) < 0.7, (Z[:, 0] ^ Z[:, 1]) | (Z[:, 2] & Z[:, 3]),
+                     rng.integers(0, 2, n))
+        on, off = (solve(Z, np.full(q, 2), y, np.ones(n), 2, 0.005, refresh=b)
+                   for b in (True, False))
+        assert on.status == off.status == "optimal"
+        assert on.objective == pytest.approx(off.objective, abs=1e-12)
+        assert on.stats["refreshed"] > 0 and off.stats["refreshed"] == 0
+        assert on.stats["expansions"] < off.stats["expansions"]

@@ -82,8 +82,9 @@ COMPLETE, EXPANDED = 1, 2
 UBA_DEPTH2 = -2
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
- C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP, C_LIFTED) = range(18)
-N_COUNTERS = 18
+ C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP, C_LIFTED,
+ C_REFRESHED) = range(19)
+N_COUNTERS = 19
 # return codes of run()
 DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
@@ -964,8 +965,11 @@ def _settle(l, best, minq, rest, leaf, tol, nd_i, nd_f, ac_i):
 
 
 @njit(cache=True)
-def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
-    """Bellman update of action ``a`` of branch ``p`` and of ``p`` itself (BACKPROPAGATION)."""
+def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch, mono=False):
+    """Bellman update of action ``a`` of branch ``p`` and of ``p`` itself (BACKPROPAGATION).
+    With ``mono``, the action's bound never falls while it has incomplete children: a bound
+    from its expansion (lifted along a chain, see :mod:`._chains`) can exceed the sum of its
+    children's stored bounds, and both are lower bounds on its cost."""
     if nd_i[p, FLG] & COMPLETE:
         return
     cs, ninc = ac_i[a, CS], ac_i[a, NINC]
@@ -988,6 +992,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
         ubv += nd_f[c, UB]
     ac_i[a, NINC] = ninc
     ac_f[a, RET] = ret
+    if mono and ninc > 0 and qv < ac_f[a, Q] + tol:  # no rise past rounding
+        qv = ac_f[a, Q]
     ac_f[a, Q] = qv
     if ubv < nd_f[p, UB]:
         nd_f[p, UB] = ubv
@@ -1008,8 +1014,8 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, memo_rows, budget, nxt, prv, chain_back, nd_i, nd_f, nd_h, lit_store, ac_i,
-        ac_f, ch, ht_key, ht_val, ctr):
+        depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, nd_i, nd_f, nd_h,
+        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -1023,7 +1029,10 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     ``depth2`` replaces the look-ahead by the exact depth-2 bounds of :mod:`._pairs`: every
     child of every split evaluated is bounded by its best split, and every branch stored by its
     best depth-2 subtree (solved outright when that meets the bound). ``nxt``/``prv``: the
-    chains of ordered thresholds (all -1: none), see :mod:`._chains`.
+    chains of ordered thresholds (all -1: none), see :mod:`._chains`. ``refresh``: before
+    descending through a branch's best action, bring that action's bound up to date from its
+    children (shared through the memo, their bounds may have risen through other branches)
+    and choose again while it rose; action bounds then never fall (see :func:`_update`).
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -1088,6 +1097,26 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                 if ac_f[b, Q] < minq:
                     minq = ac_f[b, Q]
                     best = b
+            if refresh and best >= 0 and ac_i[best, MAT] != 0:
+                # The bound of the chosen action may be stale: its children are shared with
+                # other branches (the memo) and their bounds rose through those. Refresh it
+                # from its children (a Bellman update) until the least bound is current.
+                while True:
+                    qold = ac_f[best, Q]
+                    _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch, refresh)
+                    if nd_i[l, FLG] & COMPLETE or ac_f[best, Q] <= qold + tol:
+                        break
+                    ctr[C_REFRESHED] += 1
+                    best = -1
+                    minq = np.inf
+                    for b in range(nd_i[l, AS], nd_i[l, AS] + nd_i[l, NA]):
+                        if ac_f[b, Q] < minq:
+                            minq = ac_f[b, Q]
+                            best = b
+                    if ac_i[best, MAT] == 0:
+                        break
+                if nd_i[l, FLG] & COMPLETE:
+                    break
             if nd_f[l, REST] < minq:  # an action not stored is now the most promising
                 ctr[C_REEXP] += 1
                 _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob,
@@ -1112,7 +1141,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
                              B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
-                _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch)
+                _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch, refresh)
                 if nd_i[l, FLG] & COMPLETE:
                     break
                 continue
@@ -1144,7 +1173,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
             l = pick
         # BACKPROPAGATION along the path, deepest first.
         for d in range(plen - 1, -1, -1):
-            _update(pn[d], pa[d], tol, nd_i, nd_f, ac_i, ac_f, ch)
+            _update(pn[d], pa[d], tol, nd_i, nd_f, ac_i, ac_f, ch, refresh)
     if nd_i[0, FLG] & COMPLETE:
         return DONE
     return BUDGET

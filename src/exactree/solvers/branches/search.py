@@ -223,7 +223,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
           similar_support: bool = False, depth2: int = 8, dedup: bool = True,
           memo_rows: bool = True, split_budget: bool = True, ordered: bool = True,
-          nested: bool = True, chain_similar: bool = False,
+          nested: bool = True, chain_similar: bool = False, refresh: bool = True,
           progress: Progress | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
@@ -291,6 +291,12 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         the search, which helped on some problems and hurt on others (CPU seconds to prove,
         off / on: wine at ``penalty`` 0.01, 37 / 26; at 0.005, 44 / 109; heart-cleveland at
         0.015, 24 / 23).
+    refresh : at every branch the selection descends through, first bring the bound of its best
+        action up to date from the action's children and choose again while it rose (children
+        are shared through the memo, so their bounds rise through other branches: without it
+        the search descends on stale bounds until the path's Bellman update); an action's bound
+        then never falls below what its expansion proved (a bound lifted along a chain can
+        exceed the sum of its children's), nor rises by rounding alone. Speed, not results.
 
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
@@ -375,7 +381,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                          y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
                          max_nodes, int(lookahead), bool(similar_support), int(depth2),
                          bool(dedup), bool(memo_rows), bool(split_budget), nxt, prv,
-                         bool(chain_similar), *st.arrays())
+                         bool(chain_similar), bool(refresh), *st.arrays())
             if code == K.DONE or code == K.NODE_LIMIT:
                 break
             if code == K.GROW and not st.grow(G, q, memory_limit << 20):
@@ -419,7 +425,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "raised_by_similar_support": int(c[K.C_SIMILAR]),
         "depth2_bounds": int(c[K.C_D2]), "solved_by_depth2": int(c[K.C_D2SOLVED]),
         "depth2_rows": int(c[K.C_D2ROWS]), "dedup_removed": int(c[K.C_DEDUP]),
-        "lifted_by_chains": int(c[K.C_LIFTED]), "nested_links": n_nested,
+        "lifted_by_chains": int(c[K.C_LIFTED]),
+        "refreshed": int(c[K.C_REFRESHED]), "nested_links": n_nested,
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
