@@ -1011,6 +1011,19 @@ def _update(p, a, tol, nd_i, nd_f, ac_i, ac_f, ch, mono=False):
         nd_f[p, LB] = min(minq, rest)
 
 
+@njit(cache=True, inline="always")
+def _least_action(l, nd_i, ac_f):
+    """``(action, its bound)``: the stored action of branch ``l`` with the least bound (the
+    first on a tie; -1 and inf when none is stored)."""
+    best = -1
+    minq = np.inf
+    for b in range(nd_i[l, AS], nd_i[l, AS] + nd_i[l, NA]):
+        if ac_f[b, Q] < minq:
+            minq = ac_f[b, Q]
+            best = b
+    return best, minq
+
+
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
@@ -1091,12 +1104,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
                         similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
                 break
-            best = -1
-            minq = np.inf
-            for b in range(nd_i[l, AS], nd_i[l, AS] + nd_i[l, NA]):
-                if ac_f[b, Q] < minq:
-                    minq = ac_f[b, Q]
-                    best = b
+            best, minq = _least_action(l, nd_i, ac_f)
             if refresh and best >= 0 and ac_i[best, MAT] != 0:
                 # The bound of the chosen action may be stale: its children are shared with
                 # other branches (the memo) and their bounds rose through those. Refresh it
@@ -1107,12 +1115,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                     if nd_i[l, FLG] & COMPLETE or ac_f[best, Q] <= qold + tol:
                         break
                     ctr[C_REFRESHED] += 1
-                    best = -1
-                    minq = np.inf
-                    for b in range(nd_i[l, AS], nd_i[l, AS] + nd_i[l, NA]):
-                        if ac_f[b, Q] < minq:
-                            minq = ac_f[b, Q]
-                            best = b
+                    best, minq = _least_action(l, nd_i, ac_f)
                     if ac_i[best, MAT] == 0:
                         break
                 if nd_i[l, FLG] & COMPLETE:
