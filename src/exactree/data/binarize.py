@@ -405,7 +405,8 @@ class Binarizer:
         every = {j: m for block, flat, counts in blocks
                  for j, m in zip(block, _split(flat, counts))}
         w = np.ones(len(X)) if sample_weight is None else sample_weight
-        value, op, missing = [], [], []  # per run of features: candidates, test, missing side
+        # per run of features: candidates, test, missing side, column
+        value, op, missing, owner = [], [], [], []
         for j, col in enumerate(columns):
             check_deadline(deadline)
             if col.is_categorical:
@@ -413,10 +414,12 @@ class Binarizer:
                 value.append(np.arange(n_codes if len(col.categories) > 1 else 0, dtype=np.float64))
                 op.append(EQ)
                 missing.append(NO_MISSING)
+                owner.append(j)
                 if self.categorical_splits == "subset" and len(col.categories) > 3:
                     value.append(_subset_masks(col))
                     op.append(IN)
                     missing.append(NO_MISSING)
+                    owner.append(j)
                 continue
             x, v, present = X[:, j], w, None
             if nan[j]:  # thresholds over the values that are there
@@ -444,12 +447,9 @@ class Binarizer:
                 value.append(cands)
                 op.append(LE)
                 missing.append(side)
+                owner.append(j)
         sizes = [len(v) for v in value]
-        owner = np.repeat(np.arange(len(columns), dtype=np.int64),
-                          [2 if nan[j] or (self.categorical_splits == "subset"
-                                           and len(col.categories or ()) > 3) else 1
-                           for j, col in enumerate(columns)])  # runs' columns
-        self.column_ = np.repeat(owner, sizes)
+        self.column_ = np.repeat(np.array(owner, np.int64), sizes)
         self.op_ = np.repeat(np.array(op, np.int8), sizes)
         self.missing_ = np.repeat(np.array(missing, np.int8), sizes)
         self.value_ = np.concatenate(value) if value else np.zeros(0)
