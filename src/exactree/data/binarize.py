@@ -68,10 +68,19 @@ def _subset_masks(col: Column) -> np.ndarray:
     return masks[(size >= 2) & (size <= C - 2)].astype(np.float64)
 
 
+def true_codes(op: int, value: float, n_codes: int) -> list[bool]:
+    """Per category code ``0..n_codes-1``: whether the category test ``op`` (``EQ`` or
+    ``IN``) of ``value`` (a code, or a bit mask of codes) holds for it."""
+    v = int(value)
+    if op == IN:
+        return [bool(v >> code & 1) for code in range(n_codes)]
+    return [code == v for code in range(n_codes)]
+
+
 def in_subset(col: Column, mask: float) -> list:
     """The categories of ``col`` in an ``IN`` test's bit mask, in code order."""
-    m = int(mask)
-    return [c for code, c in enumerate(col.categories) if m >> code & 1]
+    return [c for c, hold in zip(col.categories, true_codes(IN, mask, len(col.categories)))
+            if hold]
 
 
 def _safe_midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...data.binarize import IN, LE, MISSING_TRUE, NO_MISSING, Binarizer
+from ...data.binarize import LE, MISSING_TRUE, NO_MISSING, Binarizer, true_codes
 from ...data.encoding import Column
 from ...tree import Tree
 from ...tree.tree import CATEGORICAL, LEAF, THRESHOLD
@@ -51,13 +51,8 @@ def to_tree(root: BinaryNode, binarizer: Binarizer, columns: Sequence[Column],
             kids = [node.true, node.false]
             distinct = kids
         else:
-            codes = range(len(columns[int(column_[j])].categories))
-            if op_[j] == IN:
-                mask = int(value_[j])
-                kids = [node.true if mask >> c & 1 else node.false for c in codes]
-            else:
-                code = int(value_[j])
-                kids = [node.true if c == code else node.false for c in codes]
+            holds = true_codes(op_[j], value_[j], len(columns[int(column_[j])].categories))
+            kids = [node.true if hold else node.false for hold in holds]
             distinct = [kids[0]] + [k for k in kids[1:] if k is not kids[0]][:1]
         slots.append(kids)
         stack.extend(reversed(distinct))
