@@ -64,6 +64,7 @@ from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
 from ._segment import best_split_on, best_tests, pairs, row_positions, tree_size, update_work
+from ._perfect import perfect_depth2
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -74,7 +75,7 @@ INF = np.inf
 # Switches (indices into `flags`).
 (USE_INTERVALS, USE_NEIGHBOURS, USE_DEPTH1_FIRST, USE_WIDE_SECOND, USE_FEATURE_BOUNDS,
  USE_MINIMAL_SIZE, USE_GLOBAL, USE_CLASS_BOUND, USE_HISTOGRAMS, USE_KMEANS,
- USE_SEGMENT, USE_PERFECT_FINAL) = range(12)
+ USE_SEGMENT, USE_PERFECT_FINAL, USE_PERFECT_DEPTH2) = range(13)
 # minimal_size: the driver charges each split a penalty (0 when off); global_incumbent: keep the
 # best complete tree assembled along the stack (an anytime answer; pruning never uses it);
 # class_count_bound: with minimal_size, a side holding k classes costs min((k-1) splits, a row)
@@ -84,10 +85,14 @@ INF = np.inf
 # upper bound; segment_trees: in a depth-two node of 2-4 classes, a root feature whose splits
 # cost more to evaluate one by one than all at once is finished at once (see _segment and
 # SEGMENT_SWITCH); perfect_is_final: with minimal_size, a tree of depth PERFECT_IS_FINAL_DEPTH
-# or more without errors ends the search (off: the fewest splits among perfect trees too).
+# or more without errors ends the search (off: the fewest splits among perfect trees too);
+# perfect_depth2: a depth-two node whose bound only a tree without errors can meet is solved by
+# sweeps for the fewest splits (see _perfect), and below depth PERFECT_IS_FINAL_DEPTH a
+# size-minimal search first looks for a tree without errors as its incumbent.
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
-              "bucket_histograms", "kmeans_bound", "segment_trees", "perfect_is_final")
+              "bucket_histograms", "kmeans_bound", "segment_trees", "perfect_is_final",
+              "perfect_depth2")
 # Statistics (indices into `stats`).
 ST_FRAMES, ST_EVALS, ST_PRUNED = range(3)
 STAT_NAMES = ("frames", "split_evaluations", "intervals_pruned")
@@ -842,6 +847,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         for r in range(n):
             if 0.0 < weights[r] < wmin:
                 wmin = weights[r]
+    # Frames where only a subtree without errors can win (every row has a positive weight,
+    # so a misclassified one costs wmin at least).
+    use_perfect = (flags[USE_PERFECT_DEPTH2] and target is None and fn is None
+                   and min_leaf <= 1 and D >= 2)
+    for r in range(n if use_perfect else 0):
+        if not weights[r] > 0.0:
+            use_perfect = False
+            break
+    row_buckets = np.ascontiguousarray(bucket.T) if use_perfect else np.zeros((0, F), bucket.dtype)
+    p_lo = np.zeros((K if use_perfect else 0, F), np.int64)
+    p_hi = np.zeros((K if use_perfect else 0, F), np.int64)
+    p_cnt = np.zeros(K, np.int64)
     # The penalty breaks ties (minimal_size), or is the price of a split (cost complexity:
     # then a perfect tree does not end the search and costs include the penalties).
     tie_break = flags[USE_MINIMAL_SIZE]
@@ -962,7 +979,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             ub1 = min(fr_ub[L], fr_pbest[L]) - fr_lb2[L] - penalty
             bud1 = j if first_left else fr_bud[L] - 1 - j
             sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud1 >= 3 else 0, use_hist, bv, m, F,
-                                 h_off, fr_hist, target, fn)
+                                 h_off, fr_hist, target, fn) \
+                and not (use_perfect and min(fr_d[L] - 1, bud1) == 2 and ub1 <= wmin)
             if _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
                            fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos,
                            fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats,
@@ -996,6 +1014,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
+        if use_perfect and L > 0 and fr_d[L] == 2 and fr_fi[L] == -1 and fr_ub[L] <= wmin:
+            # Only a subtree without errors can win here (see _perfect): the fewest splits.
+            c = perfect_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L], penalty,
+                               p_lo, p_hi, p_cnt, h_f, h_b)
+            work += F * fr_n[L]
+            if c < INF and _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) \
+                    and use_global:
+                _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
+                               fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
+                               g_cost, g_f, g_b, g_own, g_tot, target, fn)
+            fr_low[L] = min(c, wmin)  # its optimum, or a bound: a tree with an error costs wmin
+            fr_fi[L] = F  # the frame is solved
         if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and fr_bud[L] >= 3 and not (
                 target is not None and fn is None):
             # (squared error decided when the frame started: see _sweep_first)
@@ -1180,8 +1210,25 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if single and flags[USE_WIDE_SECOND]:
                 # Wide enough to stay informative for the whole interval around the split: even
                 # when this split cannot win, the second child's cost bounds its neighbours.
-                ub2 += max(_moved(pw[L], sp[L], cur[L, 0], s, unit),
-                           _moved(pw[L], sp[L], s, cur[L, 1], unit))
+                m_lo = _moved(pw[L], sp[L], cur[L, 0], s, unit)
+                m_hi = _moved(pw[L], sp[L], s, cur[L, 1], unit)
+                if mono:
+                    # Towards the end where the first side only gains rows (hi for the left
+                    # side) its cost stays above val: those neighbours need the second cost up
+                    # to ub2 plus the weight moved, and none if ub2 <= 0 (none can win). Towards
+                    # the other end the second side only gains rows: up to what is left after
+                    # the first side's val less the weight moved, at most all but a penalty.
+                    m1 = m_hi if fr_first_left[L] else m_lo
+                    m2 = m_lo if fr_first_left[L] else m_hi
+                    wide = min(ub2 + val, ub2 + m2)
+                    ub2 = max(wide, ub2 + m1) if ub2 > 0.0 else wide
+                else:
+                    ub2 += max(m_lo, m_hi)
+                if use_perfect and min(fr_ub[L], fr_pbest[L]) <= wmin:
+                    # Only error-free trees can win here: the second child's neighbours learn
+                    # little more from its errors than that it has one (and its depth-two
+                    # nodes are solved by sweeps then, see _perfect).
+                    ub2 = min(ub2, wmin)
             elif not ex:
                 ub2 = 0.0
             if ub2 > 0.0:
@@ -1194,7 +1241,8 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 fr_lbk[L + 1] = fr_lb2[L]
                 bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
                 sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud2 >= 3 else 0, use_hist, bv, m,
-                                     F, h_off, fr_hist, target, fn)
+                                     F, h_off, fr_hist, target, fn) \
+                    and not (use_perfect and min(fr_d[L] - 1, bud2) == 2 and ub2 <= wmin)
                 if _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                                min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                                fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre,

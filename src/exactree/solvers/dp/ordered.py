@@ -43,6 +43,7 @@ from ._ordered import (
     STAT_NAMES,
     TECHNIQUES,
     USE_MINIMAL_SIZE,
+    USE_PERFECT_DEPTH2,
     USE_PERFECT_FINAL,
     root_order,
     search,
@@ -257,10 +258,13 @@ class OrderedSolver:
         deep_deadline = deadline
         if fallback and time_limit is not None:
             deep_deadline = deadline - min(FALLBACK_SHARE * float(time_limit), FALLBACK_MAX)
-        if self._perfect_first():
-            # A tree without errors ends the search (see _lexicographic): looked for first,
-            # without penalties (every node stops at its first perfect subtree), for a bounded
-            # amount of work: proving that none exists can take far longer than the search.
+        incumbent = None
+        if self._perfect_first() or self._perfect_incumbent():
+            # A tree without errors, looked for first without penalties (every node stops at
+            # its first perfect subtree), for a bounded amount of work: proving that none
+            # exists can take far longer than the search. From depth PERFECT_IS_FINAL_DEPTH it
+            # ends the search (see _lexicographic); shallower, it is the incumbent of the
+            # size-minimal search, which then only looks at error-free subtrees (see _perfect).
             # (Half the least weight: an error's cost summed in floating point may fall short
             # of it by a rounding error.)
             outcome, cost, lb, root = self._search(self.max_depth, min(ub, self._error_cost() / 2),
@@ -269,13 +273,19 @@ class OrderedSolver:
                                                    budget=budget)
             if cost < INF:
                 cost = self._cost(root)
-                if self._rank(root, cost) / self.cost_scale < ub:
-                    stats = dict(zip(STAT_NAMES, self.stats.tolist()))
-                    return DPSolution(root, cost, 0.0, True, stats)
+                rank = self._rank(root, cost) / self.cost_scale
+                if rank < ub:
+                    if self._perfect_first():
+                        stats = dict(zip(STAT_NAMES, self.stats.tolist()))
+                        return DPSolution(root, cost, 0.0, True, stats)
+                    incumbent, ub = root, rank
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
                                                roots, board, budget=budget)
-        if cost == INF and outcome == DONE:
-            return None
+        if cost == INF:
+            if incumbent is None and outcome == DONE:
+                return None
+            if incumbent is not None:  # none better: the perfect tree
+                root, cost = incumbent, 0.0
         optimal = outcome == DONE
         if not optimal and fallback and time.perf_counter() < deadline - 0.5 * (
                 deadline - deep_deadline):
@@ -374,6 +384,12 @@ class OrderedSolver:
         from depth PERFECT_IS_FINAL_DEPTH on, see :mod:`._lexicographic`)."""
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
                 and self.max_depth >= PERFECT_IS_FINAL_DEPTH and self.flags[USE_PERFECT_FINAL])
+
+    def _perfect_incumbent(self) -> bool:
+        """Whether a size-minimal classification below depth PERFECT_IS_FINAL_DEPTH first looks
+        for a tree without errors as its incumbent (technique ``perfect_depth2``)."""
+        return (self.penalty > 0 and not self.regression and self.leaf_cost is None
+                and self.max_depth >= 3 and self.flags[USE_PERFECT_DEPTH2])
 
     def _error_cost(self) -> float:
         """The least positive row weight (kernel units): what an error costs at least."""

@@ -1,0 +1,113 @@
+"""Error-free subtrees (technique ``perfect_depth2``): the depth-two solve by sweeps against
+brute force on nodes that are separable, nearly so or not at all, and the ordered search's
+size-minimal optimum unchanged with the technique on or off on data a small tree labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import optimal_cost_and_splits
+from ordered_cases import features_of, raw_splits
+
+from exactree import OptimalTreeClassifier
+from exactree.solvers.dp._ordered import _sort_root
+from exactree.solvers.dp._perfect import perfect_depth2
+
+SEED = st.integers(0, 2**32 - 1)
+OFF = {"perfect_depth2": False}
+
+
+def tree_labelled(rng, n, m, K, depth):
+    """Numeric rows (few distinct values, ties) labelled by a random tree of ``depth`` levels
+    over ``K`` classes: a tree without errors exists, sometimes not one with few splits."""
+    X = rng.integers(0, int(rng.integers(3, 9)), (n, m)).astype(float)
+    node = np.zeros(n, np.int64)
+    for _ in range(depth):
+        j = rng.integers(0, m, 1 << depth)[node]
+        t = rng.integers(0, 8, 1 << depth)[node]
+        node = 2 * node + (X[np.arange(n), j] > t)
+    y = rng.integers(0, K, 1 << depth)[node]
+    return X, np.unique(y, return_inverse=True)[1]
+
+
+def brute_force(X, y, budget):
+    """(fewest splits of an error-free tree of depth <= 2 within ``budget``, or None)."""
+    best = optimal_cost_and_splits(raw_splits(X), y, int(y.max()) + 1, 2, budget)
+    return best[1] if best[0] == 0 else None
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEED)
+def test_depth_two_solve_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(2, 6))
+    X, y = tree_labelled(rng, int(rng.integers(2, 16)), int(rng.integers(1, 4)), K,
+                         int(rng.integers(1, 3)))
+    if rng.random() < 0.3:  # one row relabelled: often no tree without errors any more
+        y[rng.integers(len(y))] = rng.integers(0, y.max() + 1)
+    y = np.unique(y, return_inverse=True)[1]
+    features, _ = features_of(X, y)
+    bucket = features.bucket
+    F, n = bucket.shape
+    rows, bv, lab = (np.empty((F, n), np.int32) for _ in range(3))
+    _sort_root(bucket, y.astype(np.int32), rows, bv, lab)
+    budget = int(rng.integers(0, 4))
+    K = int(y.max()) + 1
+    tf, tb = np.zeros(7, np.int64), np.zeros(7, np.int64)
+    cost = perfect_depth2(rows, bv, lab, np.ascontiguousarray(bucket.T), n, budget, 0.125,
+                          np.zeros((K, F), np.int64), np.zeros((K, F), np.int64),
+                          np.zeros(K, np.int64), tf, tb)
+    splits = brute_force(X, y, budget)
+    if splits is None:
+        assert cost == np.inf
+        return
+    assert cost == 0.125 * splits
+    assert np.sum(tf >= 0) == splits
+    # The tree classifies every row: each leaf holds one class.
+    leaf = np.zeros(n, np.int64)
+    for _ in range(2):
+        f = tf[leaf]
+        go = f >= 0
+        right = bucket[np.maximum(f, 0), np.arange(n)] > tb[leaf]
+        leaf = np.where(go, 2 * leaf + 1 + right, leaf)
+    for node in np.unique(leaf):
+        assert len(np.unique(y[leaf == node])) == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=SEED)
+def test_search_agrees_with_brute_force_with_and_without_the_technique(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(2, 5))
+    X, y = tree_labelled(rng, int(rng.integers(8, 22)), int(rng.integers(1, 4)), K,
+                         int(rng.integers(2, 4)))
+    if rng.random() < 0.3:
+        y[rng.integers(len(y))] = rng.integers(0, y.max() + 1)
+    y = np.unique(y, return_inverse=True)[1]
+    K = int(y.max()) + 1
+    if K < 2:
+        return
+    w = rng.integers(1, 4, len(y)).astype(float) if rng.random() < 0.4 else None
+    depth = int(rng.integers(2, 4))
+    max_nodes = int(rng.integers(2, 8)) if rng.random() < 0.3 else None
+    best = optimal_cost_and_splits(raw_splits(X), y, K, depth, max_nodes, w)
+    for tech in (None, OFF):
+        model = OptimalTreeClassifier(max_depth=depth, max_nodes=max_nodes, search="ordered",
+                                      techniques=tech).fit(X, y, sample_weight=w)
+        assert model.status_ == "optimal"
+        assert (model.objective_, model.tree_.n_splits) == (pytest.approx(best[0]), best[1])
+        err = np.sum((model.predict(X) != y) * (1.0 if w is None else w))
+        assert err == pytest.approx(model.objective_)
+
+
+def test_wine_at_depth_three_sweeps_instead_of_evaluating():
+    """Wine has a tree of depth three without errors: proving that none has fewer splits is
+    the sweeps' work, not split evaluations'."""
+    from sklearn.datasets import load_wine
+    X, y = load_wine(return_X_y=True)
+    on = OptimalTreeClassifier(max_depth=3, search="ordered").fit(X, y)
+    off = OptimalTreeClassifier(max_depth=3, search="ordered", techniques=OFF).fit(X, y)
+    assert (on.objective_, on.tree_.n_splits) == (off.objective_, off.tree_.n_splits) == (0, 7)
+    assert on.stats_["split_evaluations"] * 5 < off.stats_["split_evaluations"]
