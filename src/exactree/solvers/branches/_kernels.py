@@ -59,10 +59,49 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from llvmlite import ir
+
 from .._bits import popcount
 from ._chains import lift, lift_all, members
 from ._classes import _GOLD, _mix, mark_duplicates
 from ._pairs import branch_bounds, pair_row, prepare, row_leaf, set_chains, workspace
+
+
+
+def _prefetch_codegen(context, builder, signature, args):
+    """Prefetch the element of a C-contiguous array at the given leading index (row)."""
+    aty, ity = signature.args
+    ary = context.make_array(aty)(context, builder, args[0])
+    idx = [context.cast(builder, args[1], ity, types.intp)]
+    idx += [context.get_constant(types.intp, 0)] * (aty.ndim - 1)
+    ptr = cgutils.get_item_pointer(context, builder, aty, ary, idx, wraparound=False)
+    i8p = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+    builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                      ir.Constant(i32, 1)])
+    return context.get_dummy_value()
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Hint the CPU to load ``arr[idx]`` into the cache (a 1-d array; no effect on results)."""
+    if isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(idx, types.Integer):
+        return types.void(arr, idx), _prefetch_codegen
+    return None
+
+
+@intrinsic
+def _prefetch2(typingctx, arr, idx):
+    """Hint the CPU to load row ``idx`` of a 2-d array (its first element's cache line)."""
+    if isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(idx, types.Integer):
+        return types.void(arr, idx), _prefetch_codegen
+    return None
+
 
 # nd_i columns
 LS, DEP, UBA, FLG, AS, NA = 0, 1, 2, 3, 4, 5
@@ -237,12 +276,20 @@ def _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw):
 @njit(cache=True)
 def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i,
                     nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz, allmask,
-                    lit_bits, memo_rows, depth_keyed):
+                    lit_bits, memo_rows, depth_keyed, hk):
     """For every child ``l & g`` of an unused feature other than ``skip_f``: its weight ``W[g]``,
     a lower bound ``B[g]`` on its optimal subtree (exact when a leaf is optimal there or the
     memo holds it complete, else the memo's bound or ``lam_w + EQ``) and ``lnode[g]``: -2 when
-    a leaf is optimal or it is empty, else its memo node or -1."""
+    a leaf is optimal or it is empty, else its memo node or -1.
+
+    With ``memo_rows`` the look-ups run in passes over all children (``hk``: scratch of one key
+    per literal): keys and table slots first, then the nodes of matching keys, then their
+    literals, then the exact look-ups, each pass prefetching what the next one reads, so that
+    the memory latencies of the children overlap (one look-up at a time waits on several
+    dependent cache misses into the large memo arrays)."""
     K = cnt.shape[1] - 1
+    dep = nd_i[l, DEP] + 1
+    mask = np.uint64(ht_key.shape[0] - 1)
     for f in range(used.shape[0]):
         if used[f] or f == skip_f:
             continue
@@ -258,11 +305,55 @@ def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are
             if tot <= 0.0 or children_are_leaves or lc <= lam_w + eq + tol:
                 B[g] = lc
                 lnode[g] = -2
+            elif memo_rows:
+                h = rows_key(S, nzw, nnz, lit_bits[g], dep, depth_keyed)
+                hk[g] = h
+                lnode[g] = -1
+                idx = np.int64(h & mask)
+                _prefetch(ht_val, idx)
+                _prefetch(ht_key, idx)
             else:
                 c = _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store,
                                 ht_key, ht_val, memo_rows, depth_keyed)[1]
                 lnode[g] = c
                 B[g] = nd_f[c, LB] if c >= 0 else lam_w + eq
+    if not memo_rows:
+        return
+    # the first node of a matching key (-1: none, the child is not in the memo), kept in lnode
+    # as -3 - node until its exact look-up
+    for f in range(used.shape[0]):
+        if used[f] or f == skip_f:
+            continue
+        for g in range(lit_off[f], lit_off[f + 1]):
+            if lnode[g] != -1:
+                continue
+            h = hk[g]
+            idx = np.int64(h & mask)
+            while ht_val[idx] >= 0:
+                if ht_key[idx] == h:
+                    c = ht_val[idx]
+                    lnode[g] = -3 - c
+                    _prefetch2(nd_i, c)
+                    _prefetch2(nd_f, c)
+                    break
+                idx = np.int64((np.uint64(idx) + np.uint64(1)) & mask)
+    for f in range(used.shape[0]):
+        if used[f] or f == skip_f:
+            continue
+        for g in range(lit_off[f], lit_off[f + 1]):
+            if lnode[g] <= -3:
+                _prefetch(lit_store, nd_i[-3 - lnode[g], LS])
+    for f in range(used.shape[0]):
+        if used[f] or f == skip_f:
+            continue
+        for g in range(lit_off[f], lit_off[f + 1]):
+            if lnode[g] == -1:
+                B[g] = lam_w + cnt[g, K]
+            elif lnode[g] <= -3:
+                c = find_rows(hk[g], S, nzw, nnz, lit_bits[g], dep, depth_keyed, allmask,
+                              lit_bits, nd_i, lit_store, ht_key, ht_val)
+                lnode[g] = c
+                B[g] = nd_f[c, LB] if c >= 0 else lam_w + cnt[g, K]
 
 
 @njit(cache=True)
@@ -443,7 +534,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             leaves = child_dep >= card.shape[0] or (max_depth >= 0 and child_dep >= max_depth)
             _sibling_bounds(l, f, used, lit_off, cnt, zob, lam_w, tol, leaves,
                             nd_i, nd_f, nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz,
-                            allmask, lit_bits, memo_rows, max_depth >= 0)
+                            allmask, lit_bits, memo_rows, max_depth >= 0, ws[30])
         _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card, used, Z, y,
                    w, weighted, w0, lam_w, tol, max_depth, cc, need, Sj, jw, SjK, P, icnt,
                    lb_out, ub_out, similar, B, W, ctr)
@@ -632,7 +723,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                         weighted, w0, nd_f[l, N_FLOAT_FIELDS:], nd_f[l, EQ], cnt, icnt)
     _sibling_bounds(l, -1, used, lit_off, cnt, zob, lam_w, tol, children_are_leaves, nd_i, nd_f,
                     nd_h, lit_store, ht_key, ht_val, B, W, lnode, S, nzw, nnz, allmask, lit_bits,
-                    memo_rows, max_depth >= 0)
+                    memo_rows, max_depth >= 0, ws[30])
     # Ordered thresholds (see _chains): the children's bounds B lifted along every chain into
     # CBl; candix[f]: the candidate of feature f (q: none), -1 for features not split here.
     nxt, prv, mem, pre, CBl, candix = ws[21], ws[22], ws[24], ws[25], ws[27], ws[28]

@@ -635,7 +635,9 @@ def workspace(n, n_words, q, G, K, cmax):
             np.zeros(q + 1, np.int64), np.zeros(2 * q + 2), np.zeros(G + 1), np.zeros(G + 1),
             np.full(q + 1, -1, np.int64),
             # 29: flags, [0] = 1: lift bounds back along the chains too (see _chains.lift)
-            np.zeros(1, np.int64))
+            np.zeros(1, np.int64),
+            # 30: memo keys of the children of a branch, one per literal (_kernels)
+            np.zeros(G + 1, np.uint64))
 
 
 @njit(cache=True)
