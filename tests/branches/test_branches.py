@@ -447,6 +447,40 @@ def test_distinct_features_match_partitions(seed):
         assert out[:m].tolist() == expected
 
 
+def test_distinct_two_blocks_across_cardinalities():
+    """A partition into two blocks is one class whatever the features' category counts: a
+    three-category feature taking two values on the rows, a binary feature equal to it there
+    and one complementary to it; the rows span several words and the first row's block
+    differs between them."""
+    from exactree.solvers.branches._classes import distinct
+    from exactree.solvers.branches.search import _bits
+
+    rng = np.random.default_rng(7)
+    n = 150
+    c3 = rng.integers(0, 3, n)
+    rows = c3 != 1  # on these rows c3 takes codes 0 and 2 only
+    b = (c3 == 2).astype(np.int64)
+    Z = np.stack([b, c3, 1 - b, rng.integers(0, 2, n), (c3 == 0).astype(np.int64)], axis=1)
+    Z[~rows, 2] = rng.integers(0, 2, int((~rows).sum()))  # equal to 1 - b on the rows only
+    card = np.array([2, 3, 2, 2, 2])
+    q = len(card)
+    lit_off = np.r_[0, np.cumsum(card)].astype(np.int64)
+    lit_feat = np.repeat(np.arange(q), card)
+    n_words = (n + 63) // 64
+    lit_bits = _bits(Z.T[lit_feat] == (np.arange(lit_off[-1]) - lit_off[lit_feat])[:, None],
+                     n_words)
+    S_all = _bits(rows[None, :], n_words)[0]
+    nzw = np.flatnonzero(S_all).astype(np.int64)
+    S = S_all[nzw].copy()
+    for order in ([0, 1, 2, 3, 4], [1, 3, 4, 2, 0], [3, 2, 4, 1, 0]):
+        UF = np.array(order, np.int64)
+        out = np.zeros(q + 1, np.int64)
+        m = distinct(S, nzw, len(nzw), UF, q, out, lit_bits, lit_off, np.zeros(q + 1, np.uint64),
+                     np.zeros(16, np.int64))
+        first = [f for f in order if f != 3][0]
+        assert sorted(out[:m].tolist()) == sorted([first, 3])
+
+
 @pytest.mark.parametrize("mode", [{}, {"dedup": False}, {"depth2": 0, "lookahead": 3}])
 def test_upper_bounds_never_rise(binary_data, monkeypatch, mode):
     """Run one iteration per kernel call: no branch's upper bound (the cost of its incumbent

@@ -12,7 +12,9 @@ splits of its descendants. Features taking one value on the branch are dropped a
 never split it or its descendants).
 
 :func:`distinct` finds one feature per class from an order-free hash of every feature's
-non-empty blocks (bitsets of the branch's rows), checking every hash match exactly.
+non-empty blocks (bitsets of the branch's rows), checking every hash match exactly; a partition
+into two blocks is hashed by the block without the branch's first row (for a binary feature, a
+pass over its rows with code 1 gives both blocks).
 """
 
 from __future__ import annotations
@@ -73,21 +75,54 @@ def distinct(S, nzw, nnz, UF, nu, out, lit_bits, lit_off, hkey, htab):
     for t in range(htab.shape[0]):
         htab[t] = -1
     m = 0
+    if nnz == 0:
+        return 0
+    first = S[0] & (~S[0] + np.uint64(1))  # the branch's first row (S[0] is non-zero)
     for i in range(nu):
         f = UF[i]
         h = np.uint64(0)
         nb = 0
-        for g in range(lit_off[f], lit_off[f + 1]):
-            bh = np.uint64(0)
-            nonempty = False
+        if lit_off[f + 1] - lit_off[f] == 2:
+            # two blocks, complementary on the rows: hash the one without the first row
+            g = lit_off[f] + 1
+            flip = (S[0] & lit_bits[g, nzw[0]] & first) != 0
+            ones = False
+            zeros = False
             for t in range(nnz):
                 b = S[t] & lit_bits[g, nzw[t]]
+                ones |= b != 0
+                zeros |= b != S[t]
+                if flip:
+                    b ^= S[t]
                 if b != 0:
-                    nonempty = True
-                    bh += _mix(b ^ (np.uint64(nzw[t]) * _GOLD))
-            if nonempty:
-                nb += 1
-                h += _mix(bh)
+                    h += _mix(b ^ (np.uint64(nzw[t]) * _GOLD))
+            nb = 2 if ones and zeros else 0
+        else:
+            for g in range(lit_off[f], lit_off[f + 1]):
+                nonempty = False
+                for t in range(nnz):
+                    if S[t] & lit_bits[g, nzw[t]]:
+                        nonempty = True
+                        break
+                if nonempty:
+                    nb += 1
+            if nb == 2:  # the same hash as a binary feature splitting the rows alike
+                for g in range(lit_off[f], lit_off[f + 1]):
+                    if (S[0] & lit_bits[g, nzw[0]] & first) != 0:
+                        continue
+                    for t in range(nnz):
+                        b = S[t] & lit_bits[g, nzw[t]]
+                        if b != 0:
+                            h += _mix(b ^ (np.uint64(nzw[t]) * _GOLD))
+            elif nb > 2:
+                for g in range(lit_off[f], lit_off[f + 1]):
+                    bh = np.uint64(0)
+                    for t in range(nnz):
+                        b = S[t] & lit_bits[g, nzw[t]]
+                        if b != 0:
+                            bh += _mix(b ^ (np.uint64(nzw[t]) * _GOLD))
+                    if bh != 0:
+                        h += _mix(bh)
         if nb < 2:
             continue
         h = _mix(h ^ np.uint64(nb))
