@@ -24,10 +24,11 @@ whether we prove them within ours (``--limit``, 90 s), and the geometric-mean ti
 ``--hard`` runs the binary sets where GOSDT (and BRANCHES before the look-ahead bounds) stopped;
 ``--lookahead 0`` runs our solver without look-ahead bounds (the "before" numbers);
 ``--depth2 0`` without the depth-2 bounds from pair counts (``--depth2 N``: at most N feature
-rows per bound); ``--off dedup memo_rows split_budget nested refresh`` switches those techniques off
-(one feature per class of features splitting a branch alike; the memo keyed by rows; the split
-budget; chains of nested 0/1 columns found on the data; the refresh of stale action bounds
-during the selection), for ablation: results never change.
+rows per bound); ``--off dedup memo_rows split_budget nested refresh refine_kept`` switches those
+techniques off (one feature per class of features splitting a branch alike; the memo keyed by
+rows; the split budget; chains of nested 0/1 columns found on the data; the refresh of stale
+action bounds during the selection; the refined bounds of every split an expansion keeps), for
+ablation: results never change.
 
 Run:  python benchmarks/bench_branches.py [--gosdt-limit 90] [--binary NAME ... | --hard]
 Timings are wall-clock on whatever machine runs this; ours are warm (kernels compiled and
@@ -183,7 +184,8 @@ def main() -> None:
     ap.add_argument("--depth2", type=int, default=None,
                     help="our depth-2 bound row budget (default: the solver's; 0 = off)")
     ap.add_argument("--off", nargs="*", default=[],
-                    choices=["dedup", "memo_rows", "split_budget", "ordered", "nested", "refresh"],
+                    choices=["dedup", "memo_rows", "split_budget", "ordered", "nested", "refresh",
+                             "refine_kept"],
                     help="switch these techniques off (ablation)")
     ap.add_argument("--hard", action="store_true", help="run the HARD_BINARY sets")
     ap.add_argument("--lam", type=float, default=0.01, help="lambda on the binary datasets")

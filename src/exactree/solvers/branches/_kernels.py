@@ -680,11 +680,12 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i,
             ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f,
             keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup,
-            memo_rows, budget):
+            memo_rows, budget, refine_kept):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
-    splits are refined in increasing order of their bound until the least refined bound is no
-    more than the others: a refined split's children not in the memo are bounded by their best
-    split (:mod:`._pairs`: ``bl``), and solved when their best subtree of depth <= 1 meets it."""
+    splits are refined in increasing order of their bound until the least refined bound (with
+    ``refine_kept`` the ``keep + 1`` least) is no more than the others: a refined split's
+    children not in the memo are bounded by their best split (:mod:`._pairs`: ``bl``), and
+    solved when their best subtree of depth <= 1 meets it."""
     q = card.shape[0]
     K = cls_bits.shape[0]
     ls, dep = nd_i[l, LS], nd_i[l, DEP]
@@ -868,7 +869,9 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         sc = 1.0 if weighted else w0
         for i in range(n_cand):
             done[i] = False
-        best_ref = np.inf
+        # q1b[:kk]: the least bounds of the splits refined so far, in order
+        kk = min(keep + 1, q + 1) if refine_kept else 1
+        n_ref = 0
         while True:
             i = -1
             v = np.inf
@@ -876,7 +879,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 if not done[o] and cand_f[o, 0] < v:
                     v = cand_f[o, 0]
                     i = o
-            if i < 0 or v >= best_ref or v >= ub_best - tol:
+            if i < 0 or (n_ref >= kk and v >= q1b[kk - 1]) or v >= ub_best - tol:
                 break
             done[i] = True
             tpos = cand_i[i, 1]
@@ -924,7 +927,14 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                 if ret + uinc < ub_best:
                     ub_best = ret + uinc
                     ub_cand = i
-            best_ref = min(best_ref, cand_f[i, 0])
+            val = cand_f[i, 0]
+            j = n_ref if n_ref < kk else (kk - 1 if val < q1b[kk - 1] else -1)
+            if j >= 0:
+                while j > 0 and q1b[j - 1] > val:
+                    q1b[j] = q1b[j - 1]
+                    j -= 1
+                q1b[j] = val
+            n_ref += 1
     # Pass 2: store the `keep` survivors with the lowest bounds (and the incumbent's action).
     order = np.argsort(cand_f[:n_cand, 0], kind="mergesort")
     astart = ctr[C_ACTS]
@@ -1118,8 +1128,8 @@ def _least_action(l, nd_i, ac_f):
 @njit(cache=True)
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
-        depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, nd_i, nd_f, nd_h,
-        lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, refine_kept, nd_i, nd_f,
+        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -1137,6 +1147,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     descending through a branch's best action, bring that action's bound up to date from its
     children (shared through the memo, their bounds may have risen through other branches)
     and choose again while it rose; action bounds then never fall (see :func:`_update`).
+    ``refine_kept``: an expansion refines its splits' bounds (pass 1b of :func:`_expand`) until
+    the ``keep + 1`` least refined ones are no more than every bound not refined, not only the
+    least one.
     """
     q = card.shape[0]
     K = cls_bits.shape[0]
@@ -1193,7 +1206,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget,
+                        refine_kept)
                 break
             best, minq = _least_action(l, nd_i, ac_f)
             if refresh and best >= 0 and ac_i[best, MAT] != 0:
@@ -1217,7 +1231,8 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         Z, y, w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h,
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
-                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
+                        similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget,
+                        refine_kept)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
