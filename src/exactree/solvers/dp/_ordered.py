@@ -64,7 +64,7 @@ from ._depth2 import leaf_cost
 from ._kmeans import kmeans_bound
 from ._histogram import MAX_BUCKETS, bucket_offsets, solve_depth2, worth_it, worth_it_squared
 from ._segment import best_split_on, best_tests, pairs, row_positions, tree_size, update_work
-from ._perfect import perfect_depth2
+from ._perfect import few_errors_depth2
 from ._statistics import add as _add
 from ._statistics import leaf as _leaf
 from ._statistics import split_cost as _split_cost
@@ -86,9 +86,9 @@ INF = np.inf
 # cost more to evaluate one by one than all at once is finished at once (see _segment and
 # SEGMENT_SWITCH); perfect_is_final: with minimal_size, a tree of depth PERFECT_IS_FINAL_DEPTH
 # or more without errors ends the search (off: the fewest splits among perfect trees too);
-# perfect_depth2: a depth-two node whose bound only a tree without errors can meet is solved by
-# sweeps for the fewest splits (see _perfect), and below depth PERFECT_IS_FINAL_DEPTH a
-# size-minimal search first looks for a tree without errors as its incumbent.
+# perfect_depth2: a depth-two node whose bound only a tree with at most one error (unit weights)
+# or none can meet is solved by sweeps (see _perfect), and below depth PERFECT_IS_FINAL_DEPTH a
+# size-minimal search first looks for a tree with as few errors, as its incumbent.
 TECHNIQUES = ("interval_pruning", "neighbour_pruning", "depth1_first", "wide_second_bound",
               "feature_bounds", "minimal_size", "global_incumbent", "class_count_bound",
               "bucket_histograms", "kmeans_bound", "segment_trees", "perfect_is_final",
@@ -847,18 +847,20 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         for r in range(n):
             if 0.0 < weights[r] < wmin:
                 wmin = weights[r]
-    # Frames where only a subtree without errors can win (every row has a positive weight,
-    # so a misclassified one costs wmin at least).
+    # Frames whose bound only a subtree with at most one error (unit weights) or none can meet:
+    # below p_limit, what the next error costs at least (every row has a positive weight).
     use_perfect = (flags[USE_PERFECT_DEPTH2] and target is None and fn is None
                    and min_leaf <= 1 and D >= 2)
     for r in range(n if use_perfect else 0):
         if not weights[r] > 0.0:
             use_perfect = False
             break
+    p_limit = 2.0 if unit else wmin
     row_buckets = np.ascontiguousarray(bucket.T) if use_perfect else np.zeros((0, F), bucket.dtype)
-    p_lo = np.zeros((K if use_perfect else 0, F), np.int64)
-    p_hi = np.zeros((K if use_perfect else 0, F), np.int64)
+    p_ext = np.zeros((4, K if use_perfect else 0, F), np.int64)
     p_cnt = np.zeros(K, np.int64)
+    p_cls = np.zeros(4, np.int64)
+    p_ends = np.zeros((2, 4), np.int64)
     # The penalty breaks ties (minimal_size), or is the price of a split (cost complexity:
     # then a perfect tree does not end the search and costs include the penalties).
     tie_break = flags[USE_MINIMAL_SIZE]
@@ -980,7 +982,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             bud1 = j if first_left else fr_bud[L] - 1 - j
             sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud1 >= 3 else 0, use_hist, bv, m, F,
                                  h_off, fr_hist, target, fn) \
-                and not (use_perfect and min(fr_d[L] - 1, bud1) == 2 and ub1 <= wmin)
+                and not (use_perfect and min(fr_d[L] - 1, bud1) == 2 and ub1 <= p_limit)
             if _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
                            fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos,
                            fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats,
@@ -1014,17 +1016,19 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
-        if use_perfect and L > 0 and fr_d[L] == 2 and fr_fi[L] == -1 and fr_ub[L] <= wmin:
-            # Only a subtree without errors can win here (see _perfect): the fewest splits.
-            c = perfect_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L], penalty,
-                               p_lo, p_hi, p_cnt, h_f, h_b)
+        if use_perfect and L > 0 and fr_d[L] == 2 and fr_fi[L] == -1 and fr_ub[L] <= p_limit:
+            # Only a subtree with at most one error (unit weights) or none can win here: found
+            # by sweeps (see _perfect).
+            c = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L],
+                                  unit and fr_ub[L] > wmin, penalty, p_ext, p_cnt, p_cls, p_ends,
+                                  h_f, h_b)
             work += F * fr_n[L]
             if c < INF and _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) \
                     and use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
                                g_cost, g_f, g_b, g_own, g_tot, target, fn)
-            fr_low[L] = min(c, wmin)  # its optimum, or a bound: a tree with an error costs wmin
+            fr_low[L] = min(c, p_limit)  # its optimum, or a bound (any other tree costs more)
             fr_fi[L] = F  # the frame is solved
         if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and fr_bud[L] >= 3 and not (
                 target is not None and fn is None):
@@ -1224,11 +1228,12 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                     ub2 = max(wide, ub2 + m1) if ub2 > 0.0 else wide
                 else:
                     ub2 += max(m_lo, m_hi)
-                if use_perfect and min(fr_ub[L], fr_pbest[L]) <= wmin:
-                    # Only error-free trees can win here: the second child's neighbours learn
-                    # little more from its errors than that it has one (and its depth-two
-                    # nodes are solved by sweeps then, see _perfect).
-                    ub2 = min(ub2, wmin)
+                U = min(fr_ub[L], fr_pbest[L])
+                if use_perfect and U <= p_limit:
+                    # Only trees with no error (one) can win here: the second child's
+                    # neighbours learn little more from its errors than that it has one (two),
+                    # and its depth-two nodes are solved by sweeps then (see _perfect).
+                    ub2 = min(ub2, wmin if U <= wmin else p_limit)
             elif not ex:
                 ub2 = 0.0
             if ub2 > 0.0:
@@ -1242,7 +1247,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
                 sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud2 >= 3 else 0, use_hist, bv, m,
                                      F, h_off, fr_hist, target, fn) \
-                    and not (use_perfect and min(fr_d[L] - 1, bud2) == 2 and ub2 <= wmin)
+                    and not (use_perfect and min(fr_d[L] - 1, bud2) == 2 and ub2 <= p_limit)
                 if _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                                min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                                fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre,

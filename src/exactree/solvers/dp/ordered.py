@@ -259,33 +259,36 @@ class OrderedSolver:
         if fallback and time_limit is not None:
             deep_deadline = deadline - min(FALLBACK_SHARE * float(time_limit), FALLBACK_MAX)
         incumbent = None
-        if self._perfect_first() or self._perfect_incumbent():
-            # A tree without errors, looked for first without penalties (every node stops at
-            # its first perfect subtree), for a bounded amount of work: proving that none
-            # exists can take far longer than the search. From depth PERFECT_IS_FINAL_DEPTH it
-            # ends the search (see _lexicographic); shallower, it is the incumbent of the
-            # size-minimal search, which then only looks at error-free subtrees (see _perfect).
-            # (Half the least weight: an error's cost summed in floating point may fall short
-            # of it by a rounding error.)
-            outcome, cost, lb, root = self._search(self.max_depth, min(ub, self._error_cost() / 2),
+        final = self._perfect_first()
+        if final or self._few_errors_first():
+            # A tree without errors (one at most with unit weights below depth
+            # PERFECT_IS_FINAL_DEPTH), looked for first without penalties, for a bounded amount
+            # of work: proving that none exists can take far longer than the search. A perfect
+            # tree from that depth on ends the search (see _lexicographic); shallower, the tree
+            # is the incumbent of the size-minimal search, whose depth-two nodes then only look
+            # at subtrees with as few errors (see _perfect). (Half a least weight over: an
+            # error's cost summed in floating point may fall short of it by a rounding error.)
+            errors = 1 if self.unit and not final else 0
+            outcome, cost, lb, root = self._search(self.max_depth,
+                                                   min(ub, (errors + 0.5) * self._error_cost()),
                                                    deep_deadline, progress, roots, board,
                                                    penalty=0.0, work=self.perfect_work,
                                                    budget=budget)
             if cost < INF:
                 cost = self._cost(root)
                 rank = self._rank(root, cost) / self.cost_scale
+                if rank < ub and final:
+                    stats = dict(zip(STAT_NAMES, self.stats.tolist()))
+                    return DPSolution(root, cost, 0.0, True, stats)
                 if rank < ub:
-                    if self._perfect_first():
-                        stats = dict(zip(STAT_NAMES, self.stats.tolist()))
-                        return DPSolution(root, cost, 0.0, True, stats)
                     incumbent, ub = root, rank
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
                                                roots, board, budget=budget)
         if cost == INF:
             if incumbent is None and outcome == DONE:
                 return None
-            if incumbent is not None:  # none better: the perfect tree
-                root, cost = incumbent, 0.0
+            if incumbent is not None:  # none better
+                root, cost = incumbent, self._cost(incumbent)
         optimal = outcome == DONE
         if not optimal and fallback and time.perf_counter() < deadline - 0.5 * (
                 deadline - deep_deadline):
@@ -385,9 +388,10 @@ class OrderedSolver:
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
                 and self.max_depth >= PERFECT_IS_FINAL_DEPTH and self.flags[USE_PERFECT_FINAL])
 
-    def _perfect_incumbent(self) -> bool:
+    def _few_errors_first(self) -> bool:
         """Whether a size-minimal classification below depth PERFECT_IS_FINAL_DEPTH first looks
-        for a tree without errors as its incumbent (technique ``perfect_depth2``)."""
+        for a tree with at most one error (none without unit weights) as its incumbent
+        (technique ``perfect_depth2``)."""
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
                 and self.max_depth >= 3 and self.flags[USE_PERFECT_DEPTH2])
 
