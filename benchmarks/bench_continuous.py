@@ -5,9 +5,11 @@
     python benchmarks/bench_continuous.py --scaling         # time against rows and depth
     python benchmarks/bench_continuous.py --thermometer     # quantile 0/1 codes vs STreeD, depth 4
     python benchmarks/bench_continuous.py --noisy           # large noisy synthetic data, depth 2
+    python benchmarks/bench_continuous.py --peer pytrees    # against pytrees-rs's ConTree
 
 exactree is timed through ``OptimalTreeClassifier.fit`` as a user calls it (input checks,
-encoding, thresholds and all); ConTree through ``pycontree.ConTree.fit``, STreeD through
+encoding, thresholds and all); ConTree through ``pycontree.ConTree.fit`` (or pytrees-rs's
+``ConTreeClassifier.fit``), STreeD through
 ``pystreed.STreeDClassifier.fit``. Both sides are warm (compiled / loaded before timing); runs
 under a second are repeated (up to three times, millisecond runs up to fifteen) and the fastest
 kept. Each row prints both
@@ -79,6 +81,21 @@ def contree(X, y, depth, limit):
     return errors, seconds
 
 
+def pytrees_contree(X, y, depth, limit):
+    """pytrees-rs's ConTree (its exact mode)."""
+    from pytrees import ConTreeClassifier
+
+    model = ConTreeClassifier(max_depth=depth, max_time=float(limit))
+    start = time.perf_counter()
+    model.fit(np.asarray(X, np.float64), y)
+    seconds = time.perf_counter() - start
+    errors = float((model.predict(X) != y).sum()) if model.status_ == "optimal" else math.nan
+    return errors, seconds
+
+
+PEERS = {"contree": (contree, "ConTree"), "pytrees": (pytrees_contree, "pytrees-ConTree")}
+
+
 def streed(X, y, depth, limit):
     from pystreed import STreeDClassifier
 
@@ -115,12 +132,12 @@ def summary(ratios):
                   f"worst {max(rs):.2f}")
 
 
-def run_suite(depths, limit, names):
+def run_suite(depths, limit, names, peer="contree"):
     ratios = {}
     for depth in depths:
         for name in names:
             X, y = load(name)
-            r = compare(name, X, y, depth, limit, contree, "ConTree")
+            r = compare(name, X, y, depth, limit, *PEERS[peer])
             if r is not None:
                 ratios.setdefault(depth, []).append(r[0])
     summary(ratios)
@@ -195,6 +212,8 @@ def main() -> None:
     parser.add_argument("--thermometer", action="store_true")
     parser.add_argument("--noisy", action="store_true")
     parser.add_argument("--quantiles", type=int, default=10)
+    parser.add_argument("--peer", choices=sorted(PEERS), default="contree",
+                        help="the suite's peer: pycontree's ConTree or pytrees-rs's")
     args = parser.parse_args()
     warm()
     if args.scaling:
@@ -204,7 +223,7 @@ def main() -> None:
     elif args.thermometer:
         run_thermometer(max(args.depths), args.limit, args.datasets, args.quantiles)
     else:
-        run_suite(args.depths, args.limit, args.datasets)
+        run_suite(args.depths, args.limit, args.datasets, args.peer)
 
 
 if __name__ == "__main__":
