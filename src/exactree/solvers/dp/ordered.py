@@ -261,12 +261,12 @@ class OrderedSolver:
         incumbent = None
         final = self._perfect_first()
         if final or self._few_errors_first():
-            # A tree without errors (one at most with unit weights below depth
-            # PERFECT_IS_FINAL_DEPTH), looked for first without penalties, for a bounded amount
-            # of work: proving that none exists can take far longer than the search. A perfect
-            # tree from that depth on ends the search (see _lexicographic); shallower, the tree
-            # is the incumbent of the size-minimal search, whose depth-two nodes then only look
-            # at subtrees with as few errors (see _perfect). (Half a least weight over: an
+            # A tree without errors (where it does not end the search, one at most with unit
+            # weights), looked for first without penalties, for a bounded amount of work:
+            # proving that none exists can take far longer than the search. A perfect tree from
+            # depth PERFECT_IS_FINAL_DEPTH on ends the search (see _lexicographic); else the
+            # tree is the incumbent of the size-minimal search, whose depth-two nodes then only
+            # look at subtrees with as few errors (see _perfect). (Half a least weight over: an
             # error's cost summed in floating point may fall short of it by a rounding error.)
             errors = 1 if self.unit and not final else 0
             outcome, cost, lb, root = self._search(self.max_depth,
@@ -389,9 +389,9 @@ class OrderedSolver:
                 and self.max_depth >= PERFECT_IS_FINAL_DEPTH and self.flags[USE_PERFECT_FINAL])
 
     def _few_errors_first(self) -> bool:
-        """Whether a size-minimal classification below depth PERFECT_IS_FINAL_DEPTH first looks
-        for a tree with at most one error (none without unit weights) as its incumbent
-        (technique ``perfect_depth2``)."""
+        """Whether a size-minimal classification whose perfect trees do not end the search (see
+        :meth:`_perfect_first`) first looks for a tree with at most one error (none without
+        unit weights) as its incumbent (technique ``perfect_depth2``)."""
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
                 and self.max_depth >= 3 and self.flags[USE_PERFECT_DEPTH2])
 
