@@ -83,7 +83,7 @@ def test_depth_two_solve_matches_brute_force(seed):
     _sort_root(bucket, y.astype(np.int32), rows, bv, lab)
     budget = int(rng.integers(0, 4))
     one = bool(rng.random() < 0.6)
-    penalty = float(rng.choice([0.0, 0.125, 0.3, 0.7]))  # tie-breaks, then prices per split
+    penalty = float(rng.choice([0.0, 0.125, 0.3, 0.7, 2.5]))  # tie-breaks, then prices
     K = int(y.max()) + 1
     tf, tb = np.zeros(7, np.int64), np.zeros(7, np.int64)
     cost = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(bucket.T), n, budget, one,
@@ -103,6 +103,22 @@ def test_depth_two_solve_matches_brute_force(seed):
                  for node in np.unique(leaf))
     assert errors + penalty * np.sum(tf >= 0) == pytest.approx(cost)
     assert np.sum(tf >= 0) <= budget
+
+
+def test_a_priced_split_with_one_error_beats_two_without():
+    """Three classes, one a single row: a split with that row wrong (1 + 2.5) beats the two
+    splits an error-free tree needs (2 x 2.5) when a split costs 2.5 errors."""
+    X = np.arange(6.0).reshape(-1, 1)
+    y = np.array([0, 0, 0, 2, 1, 1])
+    features, _ = features_of(X, y)
+    rows, bv, lab = (np.empty((1, 6), np.int32) for _ in range(3))
+    _sort_root(features.bucket, y.astype(np.int32), rows, bv, lab)
+    tf, tb = np.zeros(7, np.int64), np.zeros(7, np.int64)
+    cost = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(features.bucket.T), 6, 3, True,
+                             2.5, np.zeros((4, 3, 1), np.int64), np.zeros(3, np.int64),
+                             np.zeros(4, np.int64), np.zeros((2, 4), np.int64), tf, tb)
+    assert cost == 3.5 == brute_force(X, y, 3, True, 2.5)
+    assert np.sum(tf >= 0) == 1
 
 
 @settings(max_examples=25, deadline=None)

@@ -243,7 +243,6 @@ def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, 
     classes = 0
     for k in range(cnt.shape[0]):
         classes += cnt[k] > 0
-    least = penalty * (classes - 1)  # no tree costs less (each class needs a leaf)
     best = INF
     bg = bt = bkl = bkr = -1
     # Trees without errors first (shorter sweeps); those with one only if they can be better.
@@ -253,6 +252,9 @@ def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, 
                 break
             if e_leaf == 1:
                 best, bg = 1.0, -1
+        # No tree with this many errors costs less: each class needs a leaf, but for a single
+        # row with the error (trees with fewer errors are in best already).
+        least = penalty * (classes - 1 - errors_allowed) + errors_allowed
         for g in range(F):
             if best <= least:
                 break
