@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import optimal_cost_and_splits
+from oracles import optimal_cost_and_splits, optimal_penalised
 from ordered_cases import features_of, raw_splits
 
 from exactree import OptimalTreeClassifier
 from exactree.solvers.dp._ordered import _sort_root
 from exactree.solvers.dp._perfect import few_errors_depth2
+from exactree.solvers.dp.ordered import OrderedSolver
 
 SEED = st.integers(0, 2**32 - 1)
 OFF = {"perfect_depth2": False}
@@ -156,3 +157,26 @@ def test_wine_at_depth_three_sweeps_instead_of_evaluating():
     off = OptimalTreeClassifier(max_depth=3, search="ordered", techniques=OFF).fit(X, y)
     assert (on.objective_, on.tree_.n_splits) == (off.objective_, off.tree_.n_splits) == (0, 7)
     assert on.stats_["split_evaluations"] * 5 < off.stats_["split_evaluations"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEED)
+def test_priced_splits_agree_with_brute_force_with_and_without_the_technique(seed):
+    """Cost complexity (a split priced 0.3-3 errors) on data a small tree labels: the depth-two
+    nodes near the optimum are the sweeps' (subtrees with one error or none)."""
+    rng = np.random.default_rng(seed)
+    X, y = tree_labelled(rng, int(rng.integers(8, 18)), int(rng.integers(1, 3)),
+                         int(rng.integers(2, 4)), 3)
+    y[rng.integers(len(y))] = rng.integers(0, y.max() + 1)
+    y = np.unique(y, return_inverse=True)[1]
+    K = int(y.max()) + 1
+    if K < 2:
+        return
+    errors_per_split = float(rng.choice([0.3, 1.0, 3.0]))
+    best = optimal_penalised(raw_splits(X), y, K, errors_per_split / len(y), 3)
+    feats, _ = features_of(X, y)
+    for tech in (None, OFF):
+        sol = OrderedSolver(feats, y, K, max_depth=3, split_cost=errors_per_split,
+                            techniques=tech).solve()
+        assert sol.optimal
+        assert sol.cost / len(y) == pytest.approx(best, abs=1e-9)
