@@ -393,7 +393,8 @@ class OrderedSolver:
         :meth:`_perfect_first`) first looks for a tree with at most one error (none without
         unit weights) as its incumbent (technique ``perfect_depth2``)."""
         return (self.penalty > 0 and not self.regression and self.leaf_cost is None
-                and self.max_depth >= 3 and self.flags[USE_PERFECT_DEPTH2])
+                and self.max_depth >= 3 and self.min_leaf <= 1  # (the sweeps' case)
+                and self.flags[USE_PERFECT_DEPTH2])
 
     def _error_cost(self) -> float:
         """The least positive row weight (kernel units): what an error costs at least."""
