@@ -982,7 +982,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             bud1 = j if first_left else fr_bud[L] - 1 - j
             sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud1 >= 3 else 0, use_hist, bv, m, F,
                                  h_off, fr_hist, target, fn) \
-                and not (use_perfect and min(fr_d[L] - 1, bud1) == 2 and ub1 <= p_limit)
+                and not _by_sweeps(use_perfect, min(fr_d[L] - 1, bud1), ub1, p_limit)
             if _init_frame(L + 1, m, fr_d[L] - 1, ub1, rows, bv, lab, weights, unit, min_leaf,
                            fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot, fr_order, fr_d1pos,
                            fr_fi, fr_phase, fr_qn, best_f, best_b, pre, sw, feat_cost, stats,
@@ -1016,7 +1016,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break
-        if use_perfect and L > 0 and fr_d[L] == 2 and fr_fi[L] == -1 and fr_ub[L] <= p_limit:
+        if L > 0 and fr_fi[L] == -1 and _by_sweeps(use_perfect, fr_d[L], fr_ub[L], p_limit):
             # Only a subtree with at most one error (unit weights) or none can win here: found
             # by sweeps (see _perfect).
             c = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L],
@@ -1247,7 +1247,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 bud2 = fr_bud[L] - 1 - fr_pj[L] if fr_first_left[L] else fr_pj[L]
                 sweep = _sweep_first(L + 1, fr_d[L] - 1 if bud2 >= 3 else 0, use_hist, bv, m,
                                      F, h_off, fr_hist, target, fn) \
-                    and not (use_perfect and min(fr_d[L] - 1, bud2) == 2 and ub2 <= p_limit)
+                    and not _by_sweeps(use_perfect, min(fr_d[L] - 1, bud2), ub2, p_limit)
                 if _init_frame(L + 1, m, fr_d[L] - 1, ub2, rows, bv, lab, weights, unit,
                                min_leaf, fr_n, fr_d, fr_ub_in, fr_ub, fr_best, fr_tot,
                                fr_order, fr_d1pos, fr_fi, fr_phase, fr_qn, best_f, best_b, pre,
@@ -1303,6 +1303,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         tree_f[t] = best_f[0, t]
         tree_b[t] = best_b[0, t]
     return outcome, c, lower
+
+
+@njit(cache=True, inline="always")
+def _by_sweeps(use_perfect, d, ub, limit):
+    """Whether a frame of ``d`` levels (its budget's) and bound ``ub`` is solved by the sweeps of
+    _perfect: depth two, and only subtrees cheaper than ``limit`` (few errors) can win. (The
+    frame then skips its depth-one sweep, which they cover.)"""
+    return use_perfect and d == 2 and ub <= limit
 
 
 @njit(cache=True, inline="always")
