@@ -114,10 +114,12 @@ def run(problems, n_jobs: int, use_dask: bool) -> None:
         first = min(t.start for t in rep.tasks)
         last = max(t.start + t.seconds for t in rep.tasks)
         plan = max(0.0, rep.wall - rep.resolve_seconds - (last - first))
+        settle = sum(t.settle_seconds for t in rep.tasks)
         print(f"    {len(secs)} tasks: median {np.median(secs):.3f}s, max {secs[-1]:.3f}s, "
               f"sum {sum(secs):.2f}s (serial search {t_serial:.2f}s); idle share "
               f"{idle_share(rep, last - first):.0%}; plan {plan:.2f}s, winner re-solve "
-              f"{rep.resolve_seconds:.2f}s", flush=True)
+              f"{rep.resolve_seconds:.2f}s after the tasks, {settle:.2f}s within them",
+              flush=True)
         ordered = [t.seconds for t in sorted(rep.tasks, key=lambda t: t.index)]
         sims = []
         for w in SIMULATED:

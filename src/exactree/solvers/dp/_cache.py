@@ -10,6 +10,8 @@ split of the optimal subtree (feature, budgets of its two children, size).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import njit
 
@@ -58,6 +60,40 @@ class Cache:
     @property
     def n_entries(self) -> int:
         return int(self.state[N_ENTRIES])
+
+    def dump(self, path: str, first: int = 0) -> int:
+        """Write entries ``first`` on (their budget slots follow those of the entries before)
+        to ``path``, through a file beside it renamed at the end: a reader sees the whole file
+        or none. Returns the number of entries, the ``first`` of the next call."""
+        n, s = int(self.state[N_ENTRIES]), int(self.state[N_SLOTS])
+        s0 = int(self.meta[first, 2]) if first < n else s
+        part = f"{path}.part"
+        with open(part, "wb") as fh:
+            fh.write(np.array([n - first, self.keys.shape[1], s - s0], np.int64).tobytes())
+            for a in (self.keys[first:n], self.meta[first:n] - [0, 0, s0], self.bounds[s0:s],
+                      self.split[s0:s]):
+                fh.write(np.ascontiguousarray(a).tobytes())
+        os.replace(part, path)
+        return n
+
+    def merge_file(self, path: str) -> int:
+        """Merge the entries :meth:`dump` wrote to ``path``; the number of entries added. None
+        are when the union could take more than half of the byte limit or pass the entry limit:
+        the search, not the merge, decides when the cache is full."""
+        with open(path, "rb") as fh:
+            n, width, s = np.fromfile(fh, np.int64, 3).tolist()
+            need = n * (width * KEY_BYTES + META_BYTES + 2 * INDEX_BYTES) + s * SLOT_BYTES
+            if (2 * (self.nbytes + need) > self.state[MAX_BYTES]
+                    or self.n_entries + n >= self.state[LIMIT]):
+                return 0
+            keys = np.fromfile(fh, np.int64, n * width).reshape(n, width)
+            meta = np.fromfile(fh, np.int64, n * 3).reshape(n, 3)
+            bounds = np.fromfile(fh, np.float64, s * 2).reshape(s, 2)
+            split = np.fromfile(fh, np.int64, s * 4).reshape(s, 4)
+        tmp = np.zeros(max(width, self.keys.shape[1]) + 1, np.int64)
+        added, *arrays = merge(*self.arrays(), self.state, keys, meta, bounds, split, tmp)
+        self.update(arrays)
+        return int(added)
 
 
 @njit(cache=True)
@@ -223,3 +259,39 @@ def store_lower_bound(meta, bounds, e, budget, lb):
     s = meta[e, 2]
     if lb > bounds[s + budget, 0]:
         bounds[s + budget, 0] = lb
+
+
+@njit(cache=True)
+def merge(index, keys, meta, bounds, split, state, o_keys, o_meta, o_bounds, o_split, tmp):
+    """Add what another cache of the same problem knows (entries ``o_*``, as :func:`insert`
+    lays them out): optima this one lacks and higher lower bounds. Both hold only facts about
+    their branches, so the union does too. Stops short of the entry limit and never marks the
+    cache full (the search would stop). Returns ``(entries added, index, keys, meta, bounds,
+    split)``."""
+    n = o_meta.shape[0]
+    added = 0
+    if state[FULL]:
+        return added, index, keys, meta, bounds, split
+    for o in range(n):
+        plen, h, os_ = o_meta[o, 0], o_meta[o, 1], o_meta[o, 2]
+        n_slots = (o_meta[o + 1, 2] if o + 1 < n else o_bounds.shape[0]) - os_
+        e = find(index, keys, meta, h, o_keys[o], plen, tmp)
+        if e < 0:
+            if state[N_ENTRIES] + 1 >= state[LIMIT]:
+                break
+            e, index, keys, meta, bounds, split = insert(index, keys, meta, bounds, split, state,
+                                                         h, o_keys[o], plen, n_slots, tmp)
+            if e < 0:
+                state[FULL] = 0
+                break
+            added += 1
+        s = meta[e, 2]
+        for b in range(n_slots):
+            if split[s + b, 0] == UNKNOWN and o_split[os_ + b, 0] != UNKNOWN:
+                bounds[s + b, 0] = o_bounds[os_ + b, 0]
+                bounds[s + b, 1] = o_bounds[os_ + b, 1]
+                for j in range(4):
+                    split[s + b, j] = o_split[os_ + b, j]
+            elif o_bounds[os_ + b, 0] > bounds[s + b, 0] and split[s + b, 0] == UNKNOWN:
+                bounds[s + b, 0] = o_bounds[os_ + b, 0]
+    return added, index, keys, meta, bounds, split

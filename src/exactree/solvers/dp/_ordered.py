@@ -709,7 +709,8 @@ def _last_before(pw, sp, a, lo, hi, gap, unit):
 
 @njit(cache=True, nogil=True)
 def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, board, flags,
-           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work, budget):
+           stats, tree_f, tree_b, target, fn, root_lo, root_hi, penalty, clock_work, budget,
+           root_lb=0.0):
     """Least misclassified weight of a tree of ``depth`` levels over all rows, below
     ``root_ub`` (``unit``: ``weights`` are all ones, the kernels' fast paths); with a
     ``target`` array (not None), least weighted squared error of mean
@@ -736,6 +737,9 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     ``f`` only at thresholds between buckets ``root_lo[f]`` and ``root_hi[f]`` (none if
     ``lo > hi``); a parallel fit gives each worker a share of the root's splits. The depth-one
     incumbent may still split elsewhere (any tree is a valid answer).
+
+    ``root_lb``: a bound the caller knows no tree beats (e.g. the optimum, found by a parallel
+    fit); the root's search ends at its first tree that cheap, which is then optimal.
 
     ``budget``: the most splits the tree may have (MurTree's node budget; ``2 ** depth - 1``
     or more: no limit). A node's split shares its budget less one between its children: each
@@ -789,6 +793,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     fr_ex1 = np.zeros(Lmax, np.bool_)
     fr_lb2 = np.zeros(Lmax)  # bound on the second child known before solving it
     fr_lbk = np.zeros(Lmax)  # a lower bound on each frame's optimum, known from its parent
+    fr_lbk[0] = root_lb  # the caller's: the root stops at its first tree this cheap
     # Node budgets: each frame's budget; for the split being evaluated, the left child's
     # budget in the current pair, the best pair so far (its children's trees in pk_f/pk_b),
     # bounds on each side at its largest budget, and the left side's value in the last pair.

@@ -224,8 +224,8 @@ class OrderedSolver:
     def solve(self, *, upper_bound: float = INF, time_limit: float | None = None,
               progress: Progress | None = None,
               roots: tuple[np.ndarray, np.ndarray] | None = None,
-              board: np.ndarray | None = None, max_nodes: int | None = None
-              ) -> DPSolution | None:
+              board: np.ndarray | None = None, max_nodes: int | None = None,
+              stop_at: float | None = None) -> DPSolution | None:
         """The optimal tree (None if none is strictly below ``upper_bound``) with at most
         ``max_nodes`` splits (None: any number within ``max_depth``), with the fewest splits
         among the optimal ones (technique ``minimal_size``).
@@ -245,7 +245,8 @@ class OrderedSolver:
         way), and ``lower_bound`` bounds only those trees. ``board`` is a board (see
         :mod:`exactree.progress`) to run on, e.g. one another process tightens ``BOUND`` on.
         ``upper_bound`` and the board's ``BOUND`` bound :meth:`objective` (the cost when
-        ``minimal_size`` is off).
+        ``minimal_size`` is off). ``stop_at``: an objective the caller knows no tree beats (a
+        parallel fit's optimum); the search returns its first tree within the tolerance of it.
         """
         start = time.perf_counter()
         deadline = INF if time_limit is None else start + float(time_limit)
@@ -282,8 +283,10 @@ class OrderedSolver:
                     return DPSolution(root, cost, 0.0, True, stats)
                 if rank < ub:
                     incumbent, ub = root, rank
+        # A tree within the tolerance of stop_at ends the search (the kernel's root_lb).
+        known = 0.0 if stop_at is None else self._kernel_ub(stop_at + 2 * self.tolerance)
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
-                                               roots, board, budget=budget)
+                                               roots, board, budget=budget, root_lb=known)
         if cost == INF:
             if incumbent is None and outcome == DONE:
                 return None
@@ -406,13 +409,13 @@ class OrderedSolver:
     def _search(self, depth: int, ub: float, deadline: float, progress: Progress | None,
                 roots: tuple[np.ndarray, np.ndarray] | None = None,
                 board: np.ndarray | None = None, penalty: float | None = None,
-                work: int | None = None, budget: int | None = None):
+                work: int | None = None, budget: int | None = None, root_lb: float = 0.0):
         """Run the kernel to ``depth``: outcome, cost (INF: none below ``ub``), lower bound (on
         the penalised objective, kernel units) and the tree (a leaf when cut short before any
         tree below ``ub``). ``penalty``: the kernel's split penalty instead of
         ``kernel_penalty``; ``work``: stop after about that many rows x features swept (at the
         first look at the clock), whatever the deadline; ``budget``: at most that many splits
-        (None: no limit)."""
+        (None: no limit); ``root_lb``: the search ends at its first tree this cheap."""
         size = (1 << (depth + 1)) - 1
         tree_f = np.full(size, -1, np.int64)
         tree_b = np.zeros(size, np.int64)
@@ -430,7 +433,7 @@ class OrderedSolver:
                 self.target, self._kernel_cost(), *roots,
                 self.kernel_penalty if penalty is None else penalty,
                 int(self.clock_work if work is None else work),
-                int((1 << depth) - 1 if budget is None else budget))
+                int((1 << depth) - 1 if budget is None else budget), float(root_lb))
         with _quiet_numba(self.leaf_cost is not None):
             if progress is None:
                 outcome, cost, lb = search(*args)

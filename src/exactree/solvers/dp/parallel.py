@@ -25,6 +25,8 @@ import copy
 import math
 import mmap
 import os
+import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -41,7 +43,9 @@ from ._lexicographic import ranking, solver_cost_bound
 from .ordered import OrderedSolver
 from .solver import DPSolution
 
-# Tasks per worker: enough to keep every worker busy while the slowest task finishes.
+# Tasks per worker: enough to keep every worker busy while the slowest task finishes. A solver
+# may ask for more (``tasks_per_worker``): the binary search's workers pass each other their
+# caches between tasks, so smaller tasks duplicate less work.
 TASKS_PER_WORKER = 4
 # Share of a time limit the ordered search's plan (its depth-2 first incumbent) may take.
 PLAN_SHARE = 0.25
@@ -60,6 +64,7 @@ class TaskTiming:
     seconds: float
     worker: str
     work: dict[str, int] = field(default_factory=dict)  # the search's counters
+    settle_seconds: float = 0.0  # of ``seconds``: re-solving the likely winner (see _settle)
 
 
 @dataclass
@@ -74,22 +79,31 @@ class ParallelReport:
     resolve_seconds: float = 0.0
 
 
+# Columns of the shared boards after a kernel's board: the objective a finished task found
+# (inf: none), whether it finished, whether a worker took on re-solving its share (_settle).
+FOUND, FINISHED, CLAIMED = BOARD_SIZE, BOARD_SIZE + 1, BOARD_SIZE + 2
+_WIDTH = BOARD_SIZE + 3
+
+
 class _SharedBoards:
-    """A ``(1 + n_tasks, BOARD_SIZE)`` float array in a memory-mapped file: row 0 holds the
-    best objective found (slot ``BOUND``) and a stop flag (slot ``DEADLINE``, -inf: stop);
-    row ``1 + i`` is task ``i``'s kernel board, its ``BOUND`` in the kernel's cost units."""
+    """A ``(1 + n_tasks, _WIDTH)`` float array in a memory-mapped file: row 0 holds the best
+    objective found (slot ``BOUND``) and a stop flag (slot ``DEADLINE``, -inf: stop); row
+    ``1 + i`` is task ``i``'s kernel board (its first ``BOARD_SIZE`` slots, ``BOUND`` in the
+    kernel's cost units), then its outcome (``FOUND``, ``FINISHED``, ``CLAIMED``)."""
 
     def __init__(self, path: str, rows: int) -> None:
         self.path, self.rows = path, rows
         with open(path, "r+b") as fh:
-            self._map = mmap.mmap(fh.fileno(), rows * BOARD_SIZE * 8)
-        self.array = np.frombuffer(self._map, np.float64).reshape(rows, BOARD_SIZE)
+            self._map = mmap.mmap(fh.fileno(), rows * _WIDTH * 8)
+        self.array = np.frombuffer(self._map, np.float64).reshape(rows, _WIDTH)
 
     @classmethod
     def create(cls, n_tasks: int, best: float, cost_scale: float) -> _SharedBoards:
         folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
         fd, path = tempfile.mkstemp(prefix="exactree-", suffix=".board", dir=folder)
-        rows = np.vstack([new_board() for _ in range(n_tasks + 1)])
+        rows = np.zeros((n_tasks + 1, _WIDTH))
+        rows[:, :BOARD_SIZE] = new_board()
+        rows[:, FOUND] = np.inf
         rows[0, BOUND], rows[0, DEADLINE] = best, 0.0
         rows[1:, BOUND] = best / cost_scale
         with os.fdopen(fd, "wb") as fh:
@@ -114,6 +128,29 @@ class _SharedBoards:
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
+    def finish(self, index: int, found: float) -> None:
+        """Task ``index`` ended, its best tree of objective ``found`` (inf: none)."""
+        self.array[1 + index, FOUND] = found
+        self.array[1 + index, FINISHED] = 1.0
+
+    def likely_winner(self, margin: float) -> int:
+        """The task that wins unless a task still running finds a better tree (the first in
+        root order within ``margin`` of the best found, every one before it finished), not yet
+        claimed by a worker (and now claimed); -1 if none."""
+        a = self.array[1:]
+        best = a[:, FOUND].min()  # -inf: a task ran out of time, and nothing is re-solved
+        if not math.isfinite(best) or self.array[0, DEADLINE] == _STOP:
+            return -1
+        for i in range(len(a)):
+            if a[i, FINISHED] == 0.0:
+                return -1
+            if a[i, FOUND] <= best + margin:
+                if a[i, CLAIMED]:
+                    return -1
+                a[i, CLAIMED] = 1.0  # two workers may both take it: only work lost
+                return i
+        return -1
+
     def stop(self) -> None:
         self.array[:, DEADLINE] = _STOP
 
@@ -124,43 +161,89 @@ class _SharedBoards:
             os.unlink(self.path)
 
 
-def _worker_solver(fit: str, solver: Any) -> Any:
+def _worker_solver(fit: str, solver: Any) -> tuple[Any, set[str], list[int]]:
     """This worker's own copy of the fit's solver (kernels write into its arrays and cache),
-    made on the worker's first task of the fit; copies of earlier fits are dropped."""
+    made on the worker's first task of the fit, with the versions of the other workers' caches
+    it merged; copies of earlier fits are dropped."""
     key = (fit, os.getpid(), threading.get_ident())
     with _local_lock:
         mine = _local.get(key)
         if mine is None:
             for old in [k for k in _local if k[1:] == key[1:]]:
                 del _local[old]
-            mine = _local[key] = copy.deepcopy(solver)
+            mine = _local[key] = (copy.deepcopy(solver), set(), [0, 0])
         return mine
 
 
+def _keep_worker_alive() -> None:
+    """loky ends a worker whose memory grew by 300 MB since its first task, taking the growth
+    for a leak; a worker's search cache grows by design (within its share of the fit's memory
+    limit) and must last the whole fit, or its work is lost and a new worker starts cold."""
+    loky = sys.modules.get("joblib.externals.loky.process_executor")
+    if loky is not None and isinstance(getattr(loky, "_MAX_MEMORY_LEAK_SIZE", None), int):
+        loky._MAX_MEMORY_LEAK_SIZE = max(loky._MAX_MEMORY_LEAK_SIZE, 2**62)
+
+
+def _merge_caches(solver: Any, folder: str, me: str, merged: set[str]) -> None:
+    """Merge into this worker's cache the entries the other workers added since it last
+    looked (after every task, each worker writes the entries it added to a new file in
+    ``folder``): a subproblem one worker solved is not solved again by the others. Only facts
+    pass, so only the work changes."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:  # a worker on another machine
+        return
+    for name in names:
+        if name.startswith(me) or name.endswith(".part") or name in merged:
+            continue
+        try:
+            solver.cache.merge_file(os.path.join(folder, name))
+            merged.add(name)
+        except OSError:
+            pass
+
+
 def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: int,
-              bound: float, wall_deadline: float | None, solve_args: dict) -> tuple:
+              bound: float, wall_deadline: float | None, solve_args: dict,
+              exchange: str | None = None, shares: list | None = None) -> tuple:
     """Solve task ``index`` in a worker: ``(index, solution or None, lower bound of its share,
-    proven, timing)``; the timing holds the task's search counters. ``bound`` is the task's
-    kernel bound when it was dispatched (for workers that cannot see the shared file)."""
+    proven, timing, settled)``; the timing holds the task's search counters. ``bound`` is the
+    task's kernel bound when it was dispatched (for workers that cannot see the shared file);
+    ``exchange`` the folder where workers leave their caches for each other; ``shares`` every
+    task's share, to re-solve the likely winner's here once this task is done (``settled``:
+    ``(task, its objective, solution)`` or None; see :func:`_settle`)."""
     start = time.time()
-    solver = _worker_solver(fit, solver)
+    _keep_worker_alive()
+    solver, merged, written = _worker_solver(fit, solver)
+    me = f"{os.getpid()}-{threading.get_ident()}"
+    share = exchange is not None
+    if share:
+        _merge_caches(solver, exchange, me, merged)
     shared = _SharedBoards.open(path, rows)
     try:
         if shared is None:
             board = new_board()
             board[BOUND] = bound
         else:
-            board = shared.array[1 + index]
+            board = shared.array[1 + index, :BOARD_SIZE]
             if shared.array[0, DEADLINE] == _STOP:
                 wall_deadline = start  # stopped (Ctrl-C) before this task began
         left = None if wall_deadline is None else wall_deadline - time.time()
         work: dict[str, int] = {}
+        settled, settle_seconds = None, 0.0
         if left is not None and left <= 0:
             sol, lower, proven = None, 0.0, False
         else:
             before = solver.stats.copy()
             sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
             work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
+            if share:
+                try:  # written: [files, entries] this worker wrote in this fit
+                    written[1] = solver.cache.dump(
+                        os.path.join(exchange, f"{me}-{written[0]:05d}"), written[1])
+                    written[0] += 1
+                except OSError:  # no room: the others solve it themselves
+                    pass
             if shared is not None and sol is not None:
                 shared.publish(index, _rank(solver, sol), 2 * solver.tolerance,
                                solver.cost_scale)
@@ -174,12 +257,46 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: in
             proven = sol is None or sol.optimal
             lower = (known if sol is None else min(sol.cost, known) if sol.optimal
                      else sol.lower_bound)
+            if shared is not None:
+                shared.finish(index, -math.inf if not proven else math.inf if sol is None
+                              else _rank(solver, sol))
+                if shares is not None:
+                    t0 = time.time()
+                    settled = _settle(solver, shared, shares, solve_args, wall_deadline)
+                    settle_seconds = time.time() - t0
     finally:
         if shared is not None:
             shared.close()
     timing = TaskTiming(index, start, time.time() - start,
-                        f"{os.getpid()}:{threading.get_ident()}", work)
-    return index, sol, lower, proven, timing
+                        f"{os.getpid()}:{threading.get_ident()}", work, settle_seconds)
+    return index, sol, lower, proven, timing, settled
+
+
+def _settle(solver: Any, shared: _SharedBoards, shares: list, solve_args: dict,
+            wall_deadline: float | None) -> tuple[int, float, DPSolution] | None:
+    """The ordered search's winner is solved once more for a tree that does not depend on the
+    timing (see :func:`_resolve`); a worker that ends a task does it at once for the task that
+    wins unless a running one finds better, while other workers go on. ``(task, objective,
+    solution)``, or None."""
+    k = shared.likely_winner(2 * solver.tolerance)
+    if k < 0:
+        return None
+    cost = float(shared.array[1 + k, FOUND])
+    left = None if wall_deadline is None else wall_deadline - time.time()
+    if left is not None and left <= 0:
+        return None
+    sol = _resolve(solver, shares[k], cost, solve_args, left)
+    return (k, cost, sol) if sol is not None and sol.optimal else None
+
+
+def _resolve(solver: Any, roots: Any, cost: float, solve_args: dict,
+             time_limit: float | None = None) -> DPSolution | None:
+    """The winning task's share (``roots``) solved again, bounded by the objective ``cost`` it
+    found (ties allowed): the first optimal tree of a fixed search, whatever the timing. The
+    ordered search, which keeps the whole share (``narrow_roots``), stops at that tree."""
+    stop = {"stop_at": cost} if isinstance(solver, OrderedSolver) else {}
+    return solver.solve(**{**solve_args, "upper_bound": cost + 2 * solver.tolerance},
+                        roots=roots, time_limit=time_limit, **stop)
 
 
 class _Monitor(threading.Thread):
@@ -220,10 +337,17 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
         # Its first incumbent is a depth-2 search over every threshold (milliseconds usually,
         # unbounded on big data): it gets a share of the limit, the tasks the rest.
         extra["time_limit"] = PLAN_SHARE * float(time_limit)
-    tasks, first = solver.plan_parallel(TASKS_PER_WORKER * workers, **extra)
+    per_worker = getattr(solver, "tasks_per_worker", TASKS_PER_WORKER)
+    tasks, first = solver.plan_parallel(per_worker * workers, **extra)
     upper = solve_args.get("upper_bound", math.inf)
     best = _rank(solver, first) if _rank(solver, first) < upper else math.inf
     shared = _SharedBoards.create(len(tasks), best, solver.cost_scale)
+    exchange = (tempfile.mkdtemp(prefix="exactree-", dir=os.path.dirname(shared.path))
+                if getattr(solver, "cache", None) is not None else None)
+    # Workers settle the ordered search's winner (the binary search's re-solve is of one root
+    # feature, and its workers' caches, which hold what others found, could break its ties
+    # otherwise).
+    shares = tasks if isinstance(solver, OrderedSolver) else None
     fit = uuid.uuid4().hex
     results: list[tuple] = []
     monitor = _Monitor(shared, progress)
@@ -233,7 +357,7 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
             for i, roots in enumerate(tasks):
                 bound = float(shared.array[1 + i, BOUND])
                 yield delayed(_run_task)(fit, solver, i, roots, shared.path, shared.rows, bound,
-                                         wall_deadline, solve_args)
+                                         wall_deadline, solve_args, exchange, shares)
 
         with progress.deferred_interrupts() if progress is not None else nullcontext():
             run = Parallel(n_jobs=n_jobs, batch_size=1,
@@ -244,6 +368,8 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
         monitor.done.set()
         monitor.join()
         shared.close(remove=True)
+        if exchange is not None:
+            shutil.rmtree(exchange, ignore_errors=True)
     results.sort(key=lambda r: r[0])
     report.tasks = [r[4] for r in results]
     sol = _combine(solver, tasks, results, first, solve_args, report)
@@ -276,8 +402,11 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
     report.winner = winner
     if proven:
         t0 = time.perf_counter()
-        roots = solver.narrow_roots(tasks[winner], results[winner][1].tree)
-        again = solver.solve(**{**solve_args, "upper_bound": cost + margin}, roots=roots)
+        own = _rank(solver, results[winner][1])
+        settled = [r[5][2] for r in results if r[5] is not None and r[5][:2] == (winner, own)]
+        again = settled[0] if settled else _resolve(
+            solver, solver.narrow_roots(tasks[winner], results[winner][1].tree), own,
+            solve_args)
         report.resolve_seconds = time.perf_counter() - t0
         sol = again if again is not None else results[winner][1]
         return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)
