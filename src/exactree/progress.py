@@ -34,9 +34,11 @@ except ImportError:  # pragma: no cover - CPython has it
     _raw_signal = signal
 
 # Board slots. BOUND: an upper bound set from outside while the kernel runs (parallel fits: the
-# best objective another worker has found); the root only looks for trees below it.
-DEADLINE, NODES, BEST, LOWER, BOUND = range(5)
-BOARD_SIZE = 5
+# best objective another worker has found); the root only looks for trees below it. INCUMBENT:
+# the objective of the best complete tree the kernel holds, in BOUND's units (penalties
+# included), for a parallel fit to pass on to the other workers while the kernel runs.
+DEADLINE, NODES, BEST, LOWER, BOUND, INCUMBENT = range(6)
+BOARD_SIZE = 6
 INTERVAL = 1.0  # seconds between two progress lines
 QUIET_START = 1.0  # at verbose=1 a fit shows live lines only once it has run this long
 
@@ -47,6 +49,7 @@ def new_board(deadline: float = math.inf) -> np.ndarray:
     board[DEADLINE] = deadline
     board[BEST] = math.inf
     board[BOUND] = math.inf
+    board[INCUMBENT] = math.inf
     return board
 
 

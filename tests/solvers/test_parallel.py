@@ -4,6 +4,7 @@ cluster."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -37,6 +38,7 @@ def _same_fit(serial, par):
     assert par.status_ == serial.status_
     assert par.objective_ == pytest.approx(serial.objective_)
     assert par.lower_bound_ == pytest.approx(serial.lower_bound_)
+    assert par.tree_.n_splits == serial.tree_.n_splits  # size-minimal optima have one size
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -72,6 +74,8 @@ def test_weights_multiclass_min_leaf_and_budgets():
         par = OptimalTreeClassifier(max_depth=3, n_jobs=2, **params).fit(X, y, sample_weight=w)
         assert par.objective_ == pytest.approx(serial.objective_), params
         assert par.status_ == serial.status_ == "optimal"
+        if "cost_complexity" not in params:
+            assert par.tree_.n_splits == serial.tree_.n_splits, params
 
 
 def test_fit_path_matches_serial():
@@ -206,3 +210,73 @@ def test_plan_keeps_to_a_share_of_the_time_limit(monkeypatch):
     assert model.status_ == "optimal"
     share = parallel_module.PLAN_SHARE * 20.0  # of the time left when the parallel search starts
     assert len(seen) == 1 and 0.9 * share < seen[0] <= share
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("kind", ["weights", "regression", "cost_complexity"])
+def test_a_known_optimum_stops_the_re_solve_at_an_optimal_tree(seed, kind):
+    """``stop_at`` (the optimum a parallel fit found) ends a share's search at its first
+    optimal tree: the same objective and, where size breaks ties, the same number of splits as
+    the whole search of the share (fractional weights: a split more is within the tolerance of
+    the cost, and must still not count as a tie)."""
+    from exactree.solvers.dp.ordered import OrderedSolver
+    from exactree.solvers.dp.parallel import _rank
+
+    rng = np.random.default_rng(seed)
+    X, y = _numeric_problem(seed, n=60)
+    model = (OptimalTreeRegressor(max_depth=3) if kind == "regression" else
+             OptimalTreeClassifier(max_depth=3, search="ordered",
+                                   cost_complexity=0.02 if kind == "cost_complexity" else 0.0))
+    target = X[:, 0] + (X[:, 1] > 0) + 0.3 * rng.normal(size=len(y)) if kind == "regression" else y
+    w = rng.integers(1, 4, len(y)).astype(float) if kind == "weights" else None
+    seen = []
+    original = OrderedSolver.solve
+
+    def spy(self, **kwargs):
+        seen.append(self)
+        return original(self, **kwargs)
+
+    OrderedSolver.solve = spy
+    try:
+        model.fit(X, target, sample_weight=w)
+    finally:
+        OrderedSolver.solve = original
+    solver = seen[0]
+    tasks, _ = solver.plan_parallel(4)
+    for roots in tasks:
+        whole = solver.solve(roots=roots)
+        if whole is None:
+            continue
+        best = _rank(solver, whole)
+        stopped = solver.solve(roots=roots, upper_bound=best + 2 * solver.tolerance,
+                               stop_at=best)
+        assert stopped.optimal and _rank(solver, stopped) == pytest.approx(best, abs=1e-9)
+        assert stopped.cost == pytest.approx(whole.cost, abs=1e-9)
+        if kind != "cost_complexity":
+            assert stopped.tree.n_splits == whole.tree.n_splits
+
+
+def test_ordered_winner_is_settled_in_a_worker(monkeypatch):
+    """The ordered search's winner is re-solved by a worker (the last task to end at the
+    latest), not by the fitting thread after the tasks; the tree is the one the fitting thread
+    would have found."""
+    calls = []
+    original = parallel_module._resolve
+
+    def spy(*args, **kwargs):
+        calls.append(threading.current_thread() is threading.main_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(parallel_module, "_resolve", spy)
+    X, y = _numeric_problem(11, n=150)
+    with parallel_config(backend="threading"):
+        par = _fit(X, y, 2, max_depth=3, search="ordered")
+    assert par.status_ == "optimal"
+    assert calls and not any(calls)  # only workers re-solved
+    assert sum(t.settle_seconds for t in par.parallel_.tasks) > 0
+    serial_resolve = []
+    monkeypatch.setattr(parallel_module, "_settle", lambda *a: serial_resolve.append(1))
+    with parallel_config(backend="threading"):
+        again = _fit(X, y, 2, max_depth=3, search="ordered")
+    assert serial_resolve and calls[-1]  # now the fitting thread re-solved
+    assert again.export_text() == par.export_text()

@@ -104,15 +104,62 @@ def _errors(tree, X, y):
     return errors
 
 
-def test_merge_keeps_to_half_the_byte_limit(tmp_path):
+@pytest.mark.parametrize("limit", ["bytes", "entries"])
+def test_merge_keeps_to_half_of_the_limits(limit, tmp_path):
     X, y = _problem(2)
     a = _solver(X, y)
     a.solve()
     a.cache.dump(str(tmp_path / "all"))
-    small = _solver(X, y, memory_limit=None)
-    small.cache.state[3] = small.cache.nbytes + 1000  # MAX_BYTES: no room for a's entries
-    assert small.cache.merge_file(str(tmp_path / "all")) == 0
-    assert not small.cache.full and small.cache.n_entries == 0
+    b = _solver(X, y)
+    b.solve(2)  # entries of its own first
+    held = b.cache.n_entries
+    if limit == "bytes":  # MAX_BYTES: room for a's entries, but not twice over
+        b.cache.state[3] = b.cache.nbytes + a.cache.nbytes
+    else:  # LIMIT
+        b.cache.state[2] = 2 * (held + a.cache.n_entries) - 1
+    assert b.cache.merge_file(str(tmp_path / "all")) == 0
+    assert not b.cache.full and b.cache.n_entries == held
+    # The search goes on with the room left, and finds the optimum.
+    assert b.solve().cost == pytest.approx(a.solve().cost)
+
+
+def test_merge_stops_where_the_cache_is_refused_room(tmp_path):
+    """An insert the byte limit refuses inside the merge ends it without marking the cache
+    full (the search, not the merge, decides that), and the entries merged so far stay."""
+    X, y = _problem(4, n=200, m=14)
+    a = _solver(X, y)
+    a.solve()
+    assert a.cache.n_entries > 256  # more than a new cache holds before it grows
+    b = _solver(X, y)
+    keys, meta, bounds, split = (np.ascontiguousarray(x) for x in (
+        a.cache.keys[:a.cache.n_entries], a.cache.meta[:a.cache.n_entries],
+        a.cache.bounds[:a.cache.state[1]], a.cache.split[:a.cache.state[1]]))
+    b.cache.state[3] = b.cache.nbytes + 1000  # MAX_BYTES: the first entries fit, not all
+    from exactree.solvers.dp._cache import merge
+    added, *arrays = merge(*b.cache.arrays(), b.cache.state, keys, meta, bounds, split,
+                           np.zeros(keys.shape[1] + 1, np.int64))
+    b.cache.update(arrays)
+    assert 0 < added == b.cache.n_entries < a.cache.n_entries
+    assert not b.cache.full
+    want = a.solve()
+    got = b.solve()
+    assert got.cost == pytest.approx(want.cost) and got.tree.n_splits == want.tree.n_splits
+
+
+def test_a_partial_merge_rebuilds_missing_subtrees(tmp_path):
+    """Entries whose optimal subtrees' children are missing (only the later half of a cache
+    merged): the tree is rebuilt by solving those children again, and is still optimal."""
+    X, y = _problem(5, n=150)
+    a = _solver(X, y)
+    want = a.solve()
+    half = a.cache.n_entries // 2
+    a.cache.dump(str(tmp_path / "late"), half)
+    b = _solver(X, y)
+    assert b.cache.merge_file(str(tmp_path / "late")) == a.cache.n_entries - half
+    got = b.solve()
+    assert got.optimal and got.cost == pytest.approx(want.cost)
+    assert got.tree.n_splits == want.tree.n_splits
+    assert got.cost == pytest.approx(_errors(got.tree, X, y))
 
 
 def test_workers_merge_each_others_caches_between_tasks(tmp_path):
@@ -131,7 +178,8 @@ def test_workers_merge_each_others_caches_between_tasks(tmp_path):
         def worker(indices, wait):
             for i in indices:
                 out.append(parallel_module._run_task(fit, solver, i, tasks[i], shared.path,
-                                                     shared.rows, math.inf, None, {}, exchange))
+                                                     shared.n_tasks, math.inf, None, {},
+                                                     exchange))
             if wait:  # alive, so that the other thread is another worker
                 done.wait()
 

@@ -78,13 +78,13 @@ class Cache:
 
     def merge_file(self, path: str) -> int:
         """Merge the entries :meth:`dump` wrote to ``path``; the number of entries added. None
-        are when the union could take more than half of the byte limit or pass the entry limit:
-        the search, not the merge, decides when the cache is full."""
+        are when the union could take more than half of the byte or entry limit: the room left
+        is the search's own."""
         with open(path, "rb") as fh:
             n, width, s = np.fromfile(fh, np.int64, 3).tolist()
             need = n * (width * KEY_BYTES + META_BYTES + 2 * INDEX_BYTES) + s * SLOT_BYTES
             if (2 * (self.nbytes + need) > self.state[MAX_BYTES]
-                    or self.n_entries + n >= self.state[LIMIT]):
+                    or 2 * (self.n_entries + n) > self.state[LIMIT]):
                 return 0
             keys = np.fromfile(fh, np.int64, n * width).reshape(n, width)
             meta = np.fromfile(fh, np.int64, n * 3).reshape(n, 3)
@@ -261,7 +261,7 @@ def store_lower_bound(meta, bounds, e, budget, lb):
         bounds[s + budget, 0] = lb
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def merge(index, keys, meta, bounds, split, state, o_keys, o_meta, o_bounds, o_split, tmp):
     """Add what another cache of the same problem knows (entries ``o_*``, as :func:`insert`
     lays them out): optima this one lacks and higher lower bounds. Both hold only facts about

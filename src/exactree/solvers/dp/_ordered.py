@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
+from ...progress import BEST, BOUND, DEADLINE, INCUMBENT, LOWER, NODES
 from .._clock import late as _late
 from .._clock import now as _now
 from ._depth2 import leaf_cost
@@ -1018,6 +1018,7 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                 board[BEST] = g_cost[0] - tb * _n_splits(g_f, reach)
             else:
                 board[BEST] = fr_best[0] - tb * _n_splits(best_f[0], reach)
+            board[INCUMBENT] = min(fr_best[0], g_cost[0])
             if board[DEADLINE] < INF and _now() > board[DEADLINE]:
                 outcome = TIMED_OUT
                 break

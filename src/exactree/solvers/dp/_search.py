@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...progress import BEST, BOUND, DEADLINE, LOWER, NODES
+from ...progress import BEST, BOUND, DEADLINE, INCUMBENT, LOWER, NODES
 from .._bits import count_andnot, count_bits, popcount, set_bits
 from .._clock import now as _now
 from ._cache import FULL, find, insert, lower_bound, store_lower_bound, store_optimal
@@ -177,6 +177,7 @@ def search(F, class_bits, labels, weights, unit, max_weight, row_ptr, row_feat, 
                                         fr_nl, fr_budget, fr_c1, fr_bfeat, fr_bnl, fr_bnr,
                                         left_bits, right_bits, class_bits, labels, weights, unit,
                                         idx, cw, penalty, snap)
+                board[INCUMBENT] = board[BEST]
                 board[LOWER] = fr_lb[0]
             if board[BOUND] < fr_ub[0]:
                 fr_ub[0] = board[BOUND]

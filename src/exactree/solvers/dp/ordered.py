@@ -269,10 +269,12 @@ class OrderedSolver:
             # tree is the incumbent of the size-minimal search, whose depth-two nodes then only
             # look at subtrees with as few errors (see _perfect). (Half a least weight over: an
             # error's cost summed in floating point may fall short of it by a rounding error.)
+            # (On a copy of the board: its incumbents, without penalties, bound nothing.)
             errors = 1 if self.unit and not final else 0
             outcome, cost, lb, root = self._search(self.max_depth,
                                                    min(ub, (errors + 0.5) * self._error_cost()),
-                                                   deep_deadline, progress, roots, board,
+                                                   deep_deadline, progress, roots,
+                                                   None if board is None else board.copy(),
                                                    penalty=0.0, work=self.perfect_work,
                                                    budget=budget)
             if cost < INF:
@@ -283,8 +285,11 @@ class OrderedSolver:
                     return DPSolution(root, cost, 0.0, True, stats)
                 if rank < ub:
                     incumbent, ub = root, rank
-        # A tree within the tolerance of stop_at ends the search (the kernel's root_lb).
-        known = 0.0 if stop_at is None else self._kernel_ub(stop_at + 2 * self.tolerance)
+        known = 0.0  # the kernel's root_lb: a tree this cheap ends the search
+        if stop_at is not None:  # within the tolerance, but a split more is no tie
+            slack = self.tolerance / self.cost_scale
+            known = stop_at / self.cost_scale + (min(slack, self.penalty / 2) if self.penalty > 0
+                                                 else slack)
         outcome, cost, lb, root = self._search(self.max_depth, ub, deep_deadline, progress,
                                                roots, board, budget=budget, root_lb=known)
         if cost == INF:

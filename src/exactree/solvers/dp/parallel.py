@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ...progress import BOARD_SIZE, BOUND, DEADLINE, NODES, Progress, new_board
+from ...progress import BOARD_SIZE, BOUND, DEADLINE, INCUMBENT, NODES, Progress, new_board
 from .._workers import n_workers
 from ._lexicographic import ranking, solver_cost_bound
 from .ordered import OrderedSolver
@@ -86,13 +86,15 @@ _WIDTH = BOARD_SIZE + 3
 
 
 class _SharedBoards:
-    """A ``(1 + n_tasks, _WIDTH)`` float array in a memory-mapped file: row 0 holds the best
+    """A ``(1 + 2 n_tasks, _WIDTH)`` float array in a memory-mapped file: row 0 holds the best
     objective found (slot ``BOUND``) and a stop flag (slot ``DEADLINE``, -inf: stop); row
     ``1 + i`` is task ``i``'s kernel board (its first ``BOARD_SIZE`` slots, ``BOUND`` in the
-    kernel's cost units), then its outcome (``FOUND``, ``FINISHED``, ``CLAIMED``)."""
+    kernel's cost units), then its outcome (``FOUND``, ``FINISHED``, ``CLAIMED``); row
+    ``1 + n_tasks + i`` the kernel board of the re-solve of task ``i``'s share (no bound)."""
 
-    def __init__(self, path: str, rows: int) -> None:
-        self.path, self.rows = path, rows
+    def __init__(self, path: str, n_tasks: int) -> None:
+        self.path, self.n_tasks = path, n_tasks
+        rows = 1 + 2 * n_tasks
         with open(path, "r+b") as fh:
             self._map = mmap.mmap(fh.fileno(), rows * _WIDTH * 8)
         self.array = np.frombuffer(self._map, np.float64).reshape(rows, _WIDTH)
@@ -101,30 +103,35 @@ class _SharedBoards:
     def create(cls, n_tasks: int, best: float, cost_scale: float) -> _SharedBoards:
         folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
         fd, path = tempfile.mkstemp(prefix="exactree-", suffix=".board", dir=folder)
-        rows = np.zeros((n_tasks + 1, _WIDTH))
+        rows = np.zeros((1 + 2 * n_tasks, _WIDTH))
         rows[:, :BOARD_SIZE] = new_board()
         rows[:, FOUND] = np.inf
         rows[0, BOUND], rows[0, DEADLINE] = best, 0.0
-        rows[1:, BOUND] = best / cost_scale
+        rows[1:1 + n_tasks, BOUND] = best / cost_scale
         with os.fdopen(fd, "wb") as fh:
             fh.write(rows.tobytes())
-        return cls(path, n_tasks + 1)
+        return cls(path, n_tasks)
 
     @classmethod
-    def open(cls, path: str, rows: int) -> _SharedBoards | None:
+    def open(cls, path: str, n_tasks: int) -> _SharedBoards | None:
         """The boards of a fit, or None on a machine that cannot see the file."""
         try:
-            return cls(path, rows)
+            return cls(path, n_tasks)
         except OSError:
             return None
+
+    @property
+    def tasks(self) -> np.ndarray:
+        """The tasks' rows."""
+        return self.array[1:1 + self.n_tasks]
 
     def publish(self, index: int, cost: float, margin: float, cost_scale: float) -> None:
         """Task ``index`` found a tree of objective ``cost``: bound the later tasks by it and
         the earlier ones by it plus ``margin`` (they may tie it). Only minima are written, so
         a race between two publishers can leave a weaker bound, never a wrong one."""
-        a = self.array
+        a, t = self.array, self.tasks
         a[0, BOUND] = min(a[0, BOUND], cost)
-        earlier, later = a[1:1 + index, BOUND], a[1 + index:, BOUND]
+        earlier, later = t[:index, BOUND], t[index:, BOUND]
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
@@ -137,7 +144,7 @@ class _SharedBoards:
         """The task that wins unless a task still running finds a better tree (the first in
         root order within ``margin`` of the best found, every one before it finished), not yet
         claimed by a worker (and now claimed); -1 if none."""
-        a = self.array[1:]
+        a = self.tasks
         best = a[:, FOUND].min()  # -inf: a task ran out of time, and nothing is re-solved
         if not math.isfinite(best) or self.array[0, DEADLINE] == _STOP:
             return -1
@@ -203,7 +210,7 @@ def _merge_caches(solver: Any, folder: str, me: str, merged: set[str]) -> None:
             pass
 
 
-def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: int,
+def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks: int,
               bound: float, wall_deadline: float | None, solve_args: dict,
               exchange: str | None = None, shares: list | None = None) -> tuple:
     """Solve task ``index`` in a worker: ``(index, solution or None, lower bound of its share,
@@ -215,11 +222,8 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: in
     start = time.time()
     _keep_worker_alive()
     solver, merged, written = _worker_solver(fit, solver)
-    me = f"{os.getpid()}-{threading.get_ident()}"
-    share = exchange is not None
-    if share:
-        _merge_caches(solver, exchange, me, merged)
-    shared = _SharedBoards.open(path, rows)
+    me = f"{os.getpid()}-{threading.get_ident()}-"
+    shared = _SharedBoards.open(path, n_tasks)
     try:
         if shared is None:
             board = new_board()
@@ -228,19 +232,23 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, rows: in
             board = shared.array[1 + index, :BOARD_SIZE]
             if shared.array[0, DEADLINE] == _STOP:
                 wall_deadline = start  # stopped (Ctrl-C) before this task began
-        left = None if wall_deadline is None else wall_deadline - time.time()
         work: dict[str, int] = {}
         settled, settle_seconds = None, 0.0
-        if left is not None and left <= 0:
+        if wall_deadline is not None and wall_deadline <= time.time():
             sol, lower, proven = None, 0.0, False
         else:
+            share = exchange is not None
+            if share:
+                _merge_caches(solver, exchange, me, merged)
+                written[1] = solver.cache.n_entries  # the rest is dumped or came from others
+            left = None if wall_deadline is None else wall_deadline - time.time()
             before = solver.stats.copy()
             sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
             work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
             if share:
                 try:  # written: [files, entries] this worker wrote in this fit
                     written[1] = solver.cache.dump(
-                        os.path.join(exchange, f"{me}-{written[0]:05d}"), written[1])
+                        os.path.join(exchange, f"{me}{written[0]:05d}"), written[1])
                     written[0] += 1
                 except OSError:  # no room: the others solve it themselves
                     pass
@@ -281,35 +289,46 @@ def _settle(solver: Any, shared: _SharedBoards, shares: list, solve_args: dict,
     k = shared.likely_winner(2 * solver.tolerance)
     if k < 0:
         return None
-    cost = float(shared.array[1 + k, FOUND])
+    cost = float(shared.tasks[k, FOUND])
     left = None if wall_deadline is None else wall_deadline - time.time()
     if left is not None and left <= 0:
         return None
-    sol = _resolve(solver, shares[k], cost, solve_args, left)
+    # On the share's re-solve board, which Ctrl-C stops and no task bounds.
+    sol = _resolve(solver, shares[k], cost, solve_args, left,
+                   shared.array[1 + shared.n_tasks + k, :BOARD_SIZE])
     return (k, cost, sol) if sol is not None and sol.optimal else None
 
 
 def _resolve(solver: Any, roots: Any, cost: float, solve_args: dict,
-             time_limit: float | None = None) -> DPSolution | None:
+             time_limit: float | None = None, board: np.ndarray | None = None
+             ) -> DPSolution | None:
     """The winning task's share (``roots``) solved again, bounded by the objective ``cost`` it
     found (ties allowed): the first optimal tree of a fixed search, whatever the timing. The
     ordered search, which keeps the whole share (``narrow_roots``), stops at that tree."""
     stop = {"stop_at": cost} if isinstance(solver, OrderedSolver) else {}
     return solver.solve(**{**solve_args, "upper_bound": cost + 2 * solver.tolerance},
-                        roots=roots, time_limit=time_limit, **stop)
+                        roots=roots, time_limit=time_limit, board=board, **stop)
 
 
 class _Monitor(threading.Thread):
-    """In the fitting process: reports a verbose fit about once a second and turns Ctrl-C
-    (noted by ``progress``) into a stop of every task."""
+    """In the fitting process, every 0.1 s: passes each running task's incumbent on to the
+    other tasks (a tree found early in one share prunes the others at once, as in a serial
+    search, not only when its task ends), reports a verbose fit about once a second and turns
+    Ctrl-C (noted by ``progress``) into a stop of every task."""
 
-    def __init__(self, shared: _SharedBoards, progress: Progress | None) -> None:
+    def __init__(self, shared: _SharedBoards, progress: Progress | None, solver: Any) -> None:
         super().__init__(name="exactree-parallel", daemon=True)
         self.shared, self.progress = shared, progress
+        self.margin, self.scale = 2 * solver.tolerance, solver.cost_scale
         self.done = threading.Event()
 
     def run(self) -> None:
+        passed = np.full(self.shared.n_tasks, np.inf)  # incumbents passed on so far
         while not self.done.wait(0.1):
+            incumbents = self.shared.tasks[:, INCUMBENT].copy()
+            for i in np.flatnonzero(incumbents < passed).tolist():
+                self.shared.publish(i, incumbents[i] * self.scale, self.margin, self.scale)
+            np.minimum(passed, incumbents, out=passed)
             if self.progress is None:
                 continue
             if self.progress.interrupted:
@@ -350,13 +369,13 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
     shares = tasks if isinstance(solver, OrderedSolver) else None
     fit = uuid.uuid4().hex
     results: list[tuple] = []
-    monitor = _Monitor(shared, progress)
+    monitor = _Monitor(shared, progress, solver)
     monitor.start()
     try:
         def calls():
             for i, roots in enumerate(tasks):
-                bound = float(shared.array[1 + i, BOUND])
-                yield delayed(_run_task)(fit, solver, i, roots, shared.path, shared.rows, bound,
+                bound = float(shared.tasks[i, BOUND])
+                yield delayed(_run_task)(fit, solver, i, roots, shared.path, len(tasks), bound,
                                          wall_deadline, solve_args, exchange, shares)
 
         with progress.deferred_interrupts() if progress is not None else nullcontext():
