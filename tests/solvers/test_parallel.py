@@ -155,7 +155,9 @@ def test_task_bounds_are_shared(monkeypatch):
     serial = _fit(X, y, None, max_depth=3)
     monkeypatch.setattr(parallel_module, "_run_task", spy)
     monkeypatch.setattr(parallel_module, "n_workers", lambda n_jobs: 2)
-    monkeypatch.setattr(parallel_module, "TASKS_PER_WORKER", 1)  # a task per feature
+    from exactree.solvers.dp.ordered import OrderedSolver
+
+    monkeypatch.setattr(OrderedSolver, "tasks_per_worker", 1)  # a task per feature
     model = _fit(X, y, 1, max_depth=3)  # joblib runs the tasks one after another here
     assert model.objective_ == serial.objective_
     # One after another, whole features in the root's order, sharing the best objective: the
@@ -280,3 +282,41 @@ def test_ordered_winner_is_settled_in_a_worker(monkeypatch):
         again = _fit(X, y, 2, max_depth=3, search="ordered")
     assert serial_resolve and calls[-1]  # now the fitting thread re-solved
     assert again.export_text() == par.export_text()
+
+
+def test_a_task_is_not_bounded_by_its_own_tree():
+    from exactree.progress import BOUND
+
+    shared = parallel_module._SharedBoards.create(3, np.inf, 2.0)
+    try:
+        shared.publish(1, 10.0, 0.5, 2.0)  # earlier tasks may tie it, later ones must beat it
+        assert shared.tasks[:, BOUND].tolist() == [5.25, np.inf, 5.0]
+        assert shared.array[0, BOUND] == 10.0
+    finally:
+        shared.close(remove=True)
+
+
+@pytest.mark.parametrize("search", ["binary", "ordered"])
+def test_incumbents_pass_between_running_tasks(search, monkeypatch):
+    """Looked at every millisecond, running tasks' incumbents reach the others mid-run; the
+    fit still proves the serial optimum (a task bounded by its own incumbent would report
+    nothing, and the fit would claim a worse tree optimal)."""
+    monkeypatch.setattr(parallel_module, "MONITOR_INTERVAL", 0.001)
+    passed = []
+    original = parallel_module._SharedBoards.publish
+
+    def spy(self, *args):
+        passed.append(threading.current_thread().name == "exactree-parallel")
+        return original(self, *args)
+
+    monkeypatch.setattr(parallel_module._SharedBoards, "publish", spy)
+    if search == "binary":
+        X, y = _binary_problem(12, n=400, m=14, k=3)
+    else:
+        X, y = _numeric_problem(12, n=600, m=4)
+    serial = _fit(X, y, None, max_depth=4, search=search)
+    with parallel_config(backend="threading"):
+        par = _fit(X, y, 2, max_depth=4, search=search)
+    _same_fit(serial, par)
+    assert np.sum(par.predict(X) != y) == par.objective_
+    assert any(passed)  # by the monitor, mid-run

@@ -43,10 +43,9 @@ from ._lexicographic import ranking, solver_cost_bound
 from .ordered import OrderedSolver
 from .solver import DPSolution
 
-# Tasks per worker: enough to keep every worker busy while the slowest task finishes. A solver
-# may ask for more (``tasks_per_worker``): the binary search's workers pass each other their
-# caches between tasks, so smaller tasks duplicate less work.
-TASKS_PER_WORKER = 4
+# Seconds between two looks of the fitting process at the running tasks (their incumbents are
+# passed on, Ctrl-C turned into a stop).
+MONITOR_INTERVAL = 0.1
 # Share of a time limit the ordered search's plan (its depth-2 first incumbent) may take.
 PLAN_SHARE = 0.25
 _STOP = -math.inf
@@ -127,11 +126,13 @@ class _SharedBoards:
 
     def publish(self, index: int, cost: float, margin: float, cost_scale: float) -> None:
         """Task ``index`` found a tree of objective ``cost``: bound the later tasks by it and
-        the earlier ones by it plus ``margin`` (they may tie it). Only minima are written, so
-        a race between two publishers can leave a weaker bound, never a wrong one."""
+        the earlier ones by it plus ``margin`` (they may tie it); not itself, which is to
+        report that tree, or a better one (bounded by its own tree it would report none).
+        Only minima are written, so a race between two publishers can leave a weaker bound,
+        never a wrong one."""
         a, t = self.array, self.tasks
         a[0, BOUND] = min(a[0, BOUND], cost)
-        earlier, later = t[:index, BOUND], t[index:, BOUND]
+        earlier, later = t[:index, BOUND], t[index + 1:, BOUND]
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
@@ -324,7 +325,7 @@ class _Monitor(threading.Thread):
 
     def run(self) -> None:
         passed = np.full(self.shared.n_tasks, np.inf)  # incumbents passed on so far
-        while not self.done.wait(0.1):
+        while not self.done.wait(MONITOR_INTERVAL):
             incumbents = self.shared.tasks[:, INCUMBENT].copy()
             for i in np.flatnonzero(incumbents < passed).tolist():
                 self.shared.publish(i, incumbents[i] * self.scale, self.margin, self.scale)
@@ -356,8 +357,9 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
         # Its first incumbent is a depth-2 search over every threshold (milliseconds usually,
         # unbounded on big data): it gets a share of the limit, the tasks the rest.
         extra["time_limit"] = PLAN_SHARE * float(time_limit)
-    per_worker = getattr(solver, "tasks_per_worker", TASKS_PER_WORKER)
-    tasks, first = solver.plan_parallel(per_worker * workers, **extra)
+    # Enough tasks to keep every worker busy while the slowest one ends, as many as the solver
+    # says (its tasks_per_worker: more where small tasks cost little).
+    tasks, first = solver.plan_parallel(solver.tasks_per_worker * workers, **extra)
     upper = solve_args.get("upper_bound", math.inf)
     best = _rank(solver, first) if _rank(solver, first) < upper else math.inf
     shared = _SharedBoards.create(len(tasks), best, solver.cost_scale)
