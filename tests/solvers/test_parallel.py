@@ -258,10 +258,10 @@ def test_a_known_optimum_stops_the_re_solve_at_an_optimal_tree(seed, kind):
             assert stopped.tree.n_splits == whole.tree.n_splits
 
 
-def test_ordered_winner_is_settled_in_a_worker(monkeypatch):
-    """The ordered search's winner is re-solved by a worker (the last task to end at the
-    latest), not by the fitting thread after the tasks; the tree is the one the fitting thread
-    would have found."""
+@pytest.mark.parametrize("search", ["binary", "ordered"])
+def test_winner_is_settled_in_a_worker(search, monkeypatch):
+    """The winner is re-solved by a worker (the last task to end at the latest), not by the
+    fitting thread after the tasks; the tree is the one the fitting thread would find."""
     calls = []
     original = parallel_module._resolve
 
@@ -270,16 +270,16 @@ def test_ordered_winner_is_settled_in_a_worker(monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(parallel_module, "_resolve", spy)
-    X, y = _numeric_problem(11, n=150)
+    X, y = _numeric_problem(11, n=150) if search == "ordered" else _binary_problem(11, n=150)
     with parallel_config(backend="threading"):
-        par = _fit(X, y, 2, max_depth=3, search="ordered")
+        par = _fit(X, y, 2, max_depth=3, search=search)
     assert par.status_ == "optimal"
     assert calls and not any(calls)  # only workers re-solved
     assert sum(t.settle_seconds for t in par.parallel_.tasks) > 0
     serial_resolve = []
     monkeypatch.setattr(parallel_module, "_settle", lambda *a: serial_resolve.append(1))
     with parallel_config(backend="threading"):
-        again = _fit(X, y, 2, max_depth=3, search="ordered")
+        again = _fit(X, y, 2, max_depth=3, search=search)
     assert serial_resolve and calls[-1]  # now the fitting thread re-solved
     assert again.export_text() == par.export_text()
 

@@ -217,7 +217,7 @@ class OrderedSolver:
 
     @staticmethod
     def narrow_roots(roots: tuple[np.ndarray, np.ndarray],
-                     tree: BinaryNode) -> tuple[np.ndarray, np.ndarray]:
+                     feature: int) -> tuple[np.ndarray, np.ndarray]:
         """The share ``roots`` itself: which of its thresholds reaches an optimum first depends
         on the bounds met on the way (see :mod:`.parallel`)."""
         return roots

@@ -1,22 +1,26 @@
 """One depth-limited optimal-tree solve spread over workers (joblib processes or threads, or a
 Dask cluster through ``joblib.parallel_config(backend="dask")``).
 
-The root's candidate splits are dealt into tasks (the solver's ``root_tasks``); a task is the
-whole search with the root restricted to its share, so the best task answer is the optimum.
+The root's candidate splits are dealt into tasks (the solver's ``plan_parallel``); a task is
+the whole search with the root restricted to its share, so the best task answer is the optimum.
 Tasks share the best objective found so far through a small file every worker on this machine
-maps into memory: a finished task lowers it, and running kernels read it at their clock checks
-(board slot ``BOUND``), so every task prunes against the best tree of any worker. A worker on
-another machine gets the best objective known when its task was dispatched. Each worker keeps
-its own copy of the solver for the whole fit (the binary search's cache survives from task to
-task), so the data travels to a worker once.
+maps into memory: a finished task lowers it, the fitting process passes on every running
+task's incumbent (board slot ``INCUMBENT``) every ``MONITOR_INTERVAL`` seconds, and running
+kernels read it at their clock checks (slot ``BOUND``), so every task prunes against the best
+tree of any worker. A worker on another machine gets the best objective known when its task
+was dispatched. Each worker keeps its own copy of the solver for the whole fit, so the data
+travels to a worker once; binary-search workers on this machine also pass each other the
+entries their caches gained, through files in a folder of the fit (merged between tasks: facts
+about subproblems, so only the work changes).
 
 Determinism: a task is bounded by the best objective found strictly, except by one found in a
 later task (in root order), which it may tie. So the first task in root order whose share
 holds an optimal tree always reports the optimum and wins, whatever the timing, while most
 tasks need not explore ties. Its tree is then solved once more with the optimum as its bound
 (binary search: only the root feature it found, the first of its share to reach the optimum
-whatever the timing; ordered search: its whole share), so the returned tree does not depend on
-the timing either.
+whatever the timing; ordered search: its whole share, up to the first optimal tree), on the
+solver as the fit sent it, so the returned tree does not depend on the timing either. A worker
+does this as soon as the winner is known, beside the tasks still running (``_settle``).
 """
 
 from __future__ import annotations
@@ -79,16 +83,17 @@ class ParallelReport:
 
 
 # Columns of the shared boards after a kernel's board: the objective a finished task found
-# (inf: none), whether it finished, whether a worker took on re-solving its share (_settle).
-FOUND, FINISHED, CLAIMED = BOARD_SIZE, BOARD_SIZE + 1, BOARD_SIZE + 2
-_WIDTH = BOARD_SIZE + 3
+# (inf: none) and its tree's root feature, whether it finished, whether a worker took on
+# re-solving its share (_settle).
+FOUND, ROOT, FINISHED, CLAIMED = range(BOARD_SIZE, BOARD_SIZE + 4)
+_WIDTH = BOARD_SIZE + 4
 
 
 class _SharedBoards:
     """A ``(1 + 2 n_tasks, _WIDTH)`` float array in a memory-mapped file: row 0 holds the best
     objective found (slot ``BOUND``) and a stop flag (slot ``DEADLINE``, -inf: stop); row
     ``1 + i`` is task ``i``'s kernel board (its first ``BOARD_SIZE`` slots, ``BOUND`` in the
-    kernel's cost units), then its outcome (``FOUND``, ``FINISHED``, ``CLAIMED``); row
+    kernel's cost units), then its outcome (``FOUND``, ``ROOT``, ``FINISHED``, ``CLAIMED``); row
     ``1 + n_tasks + i`` the kernel board of the re-solve of task ``i``'s share (no bound)."""
 
     def __init__(self, path: str, n_tasks: int) -> None:
@@ -136,9 +141,11 @@ class _SharedBoards:
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
-    def finish(self, index: int, found: float) -> None:
-        """Task ``index`` ended, its best tree of objective ``found`` (inf: none)."""
+    def finish(self, index: int, found: float, root: int) -> None:
+        """Task ``index`` ended, its best tree of objective ``found`` (inf: none) splitting the
+        root on feature ``root``."""
         self.array[1 + index, FOUND] = found
+        self.array[1 + index, ROOT] = root
         self.array[1 + index, FINISHED] = 1.0
 
     def likely_winner(self, margin: float) -> int:
@@ -171,8 +178,9 @@ class _SharedBoards:
 
 def _worker_solver(fit: str, solver: Any) -> tuple[Any, set[str], list[int]]:
     """This worker's own copy of the fit's solver (kernels write into its arrays and cache),
-    made on the worker's first task of the fit, with the versions of the other workers' caches
-    it merged; copies of earlier fits are dropped."""
+    made on the worker's first task of the fit, with the names of the other workers' cache
+    files it merged and ``[files, entries]`` it wrote itself; copies of earlier fits are
+    dropped."""
     key = (fit, os.getpid(), threading.get_ident())
     with _local_lock:
         mine = _local.get(key)
@@ -219,9 +227,10 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
     task's kernel bound when it was dispatched (for workers that cannot see the shared file);
     ``exchange`` the folder where workers leave their caches for each other; ``shares`` every
     task's share, to re-solve the likely winner's here once this task is done (``settled``:
-    ``(task, its objective, solution)`` or None; see :func:`_settle`)."""
+    ``(task, its objective, its root feature, solution)`` or None; see :func:`_settle`)."""
     start = time.time()
     _keep_worker_alive()
+    pristine = solver
     solver, merged, written = _worker_solver(fit, solver)
     me = f"{os.getpid()}-{threading.get_ident()}-"
     shared = _SharedBoards.open(path, n_tasks)
@@ -247,7 +256,7 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
             sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
             work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
             if share:
-                try:  # written: [files, entries] this worker wrote in this fit
+                try:
                     written[1] = solver.cache.dump(
                         os.path.join(exchange, f"{me}{written[0]:05d}"), written[1])
                     written[0] += 1
@@ -268,10 +277,10 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
                      else sol.lower_bound)
             if shared is not None:
                 shared.finish(index, -math.inf if not proven else math.inf if sol is None
-                              else _rank(solver, sol))
+                              else _rank(solver, sol), -1 if sol is None else sol.tree.feature)
                 if shares is not None:
                     t0 = time.time()
-                    settled = _settle(solver, shared, shares, solve_args, wall_deadline)
+                    settled = _settle(pristine, shared, shares, solve_args, wall_deadline)
                     settle_seconds = time.time() - t0
     finally:
         if shared is not None:
@@ -282,22 +291,25 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
 
 
 def _settle(solver: Any, shared: _SharedBoards, shares: list, solve_args: dict,
-            wall_deadline: float | None) -> tuple[int, float, DPSolution] | None:
-    """The ordered search's winner is solved once more for a tree that does not depend on the
-    timing (see :func:`_resolve`); a worker that ends a task does it at once for the task that
-    wins unless a running one finds better, while other workers go on. ``(task, objective,
-    solution)``, or None."""
+            wall_deadline: float | None) -> tuple[int, float, int, DPSolution] | None:
+    """The winner is solved once more for a tree that does not depend on the timing (see
+    :func:`_resolve`); a worker that ends a task does it at once for the task that wins unless
+    a running one finds better, while other workers go on. ``solver`` is the fit's solver as
+    sent: a copy of it is solved, in the state the fitting process would solve it in (not the
+    worker's own, whose cache holds what other tasks found and could break ties otherwise).
+    ``(task, objective, root feature, solution)``, or None."""
     k = shared.likely_winner(2 * solver.tolerance)
     if k < 0:
         return None
-    cost = float(shared.tasks[k, FOUND])
+    cost, root = float(shared.tasks[k, FOUND]), int(shared.tasks[k, ROOT])
     left = None if wall_deadline is None else wall_deadline - time.time()
     if left is not None and left <= 0:
         return None
+    solver = copy.deepcopy(solver)
     # On the share's re-solve board, which Ctrl-C stops and no task bounds.
-    sol = _resolve(solver, shares[k], cost, solve_args, left,
+    sol = _resolve(solver, solver.narrow_roots(shares[k], root), cost, solve_args, left,
                    shared.array[1 + shared.n_tasks + k, :BOARD_SIZE])
-    return (k, cost, sol) if sol is not None and sol.optimal else None
+    return (k, cost, root, sol) if sol is not None and sol.optimal else None
 
 
 def _resolve(solver: Any, roots: Any, cost: float, solve_args: dict,
@@ -365,10 +377,6 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
     shared = _SharedBoards.create(len(tasks), best, solver.cost_scale)
     exchange = (tempfile.mkdtemp(prefix="exactree-", dir=os.path.dirname(shared.path))
                 if getattr(solver, "cache", None) is not None else None)
-    # Workers settle the ordered search's winner (the binary search's re-solve is of one root
-    # feature, and its workers' caches, which hold what others found, could break its ties
-    # otherwise).
-    shares = tasks if isinstance(solver, OrderedSolver) else None
     fit = uuid.uuid4().hex
     results: list[tuple] = []
     monitor = _Monitor(shared, progress, solver)
@@ -378,7 +386,7 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
             for i, roots in enumerate(tasks):
                 bound = float(shared.tasks[i, BOUND])
                 yield delayed(_run_task)(fit, solver, i, roots, shared.path, len(tasks), bound,
-                                         wall_deadline, solve_args, exchange, shares)
+                                         wall_deadline, solve_args, exchange, tasks)
 
         with progress.deferred_interrupts() if progress is not None else nullcontext():
             run = Parallel(n_jobs=n_jobs, batch_size=1,
@@ -423,11 +431,11 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
     report.winner = winner
     if proven:
         t0 = time.perf_counter()
-        own = _rank(solver, results[winner][1])
-        settled = [r[5][2] for r in results if r[5] is not None and r[5][:2] == (winner, own)]
+        own, root = _rank(solver, results[winner][1]), results[winner][1].tree.feature
+        settled = [r[5][3] for r in results
+                   if r[5] is not None and r[5][:3] == (winner, own, root)]
         again = settled[0] if settled else _resolve(
-            solver, solver.narrow_roots(tasks[winner], results[winner][1].tree), own,
-            solve_args)
+            solver, solver.narrow_roots(tasks[winner], root), own, solve_args)
         report.resolve_seconds = time.perf_counter() - t0
         sol = again if again is not None else results[winner][1]
         return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)

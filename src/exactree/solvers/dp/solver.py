@@ -479,12 +479,12 @@ class DPSolver:
         self._to_input_columns(tree)
         return tasks, DPSolution(tree, cost, 0.0, False)
 
-    def narrow_roots(self, roots: np.ndarray, tree: BinaryNode) -> np.ndarray:
-        """The share ``roots`` narrowed to the root feature of ``tree`` (a tree a restricted
-        solve returned; input column numbers) when that feature is in it: the share's first
-        feature reaching an optimum its bound never excluded (see :mod:`.parallel`)."""
-        f = int(np.searchsorted(self.columns, tree.feature))
-        if tree.feature < 0 or f >= len(self.columns) or self.columns[f] != tree.feature \
+    def narrow_roots(self, roots: np.ndarray, feature: int) -> np.ndarray:
+        """The share ``roots`` narrowed to ``feature``, the root feature (input column, -1: a
+        leaf) of a tree a restricted solve returned, when that feature is in it: the share's
+        first feature reaching an optimum its bound never excluded (see :mod:`.parallel`)."""
+        f = int(np.searchsorted(self.columns, feature))
+        if feature < 0 or f >= len(self.columns) or self.columns[f] != feature \
                 or not roots[f]:
             return roots
         one = np.zeros_like(roots)
