@@ -311,7 +311,7 @@ def test_incumbents_pass_between_running_tasks(search, monkeypatch):
 
     monkeypatch.setattr(parallel_module._SharedBoards, "publish", spy)
     if search == "binary":
-        X, y = _binary_problem(12, n=400, m=14, k=3)
+        X, y = _binary_problem(12, n=1500, m=18, k=3)
     else:
         X, y = _numeric_problem(12, n=600, m=4)
     serial = _fit(X, y, None, max_depth=4, search=search)
