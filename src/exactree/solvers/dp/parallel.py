@@ -53,7 +53,7 @@ MONITOR_INTERVAL = 0.1
 # Share of a time limit the ordered search's plan (its depth-2 first incumbent) may take.
 PLAN_SHARE = 0.25
 _STOP = -math.inf
-# Each worker's copy of the solver of the running fit, by (fit, process, thread).
+# Each worker's state (its copy of the solver) for the running fit, by (fit, process, thread).
 _local: dict[tuple[str, int, int], Any] = {}
 _local_lock = threading.Lock()
 
@@ -144,9 +144,7 @@ class _SharedBoards:
     def finish(self, index: int, found: float, root: int) -> None:
         """Task ``index`` ended, its best tree of objective ``found`` (inf: none) splitting the
         root on feature ``root``."""
-        self.array[1 + index, FOUND] = found
-        self.array[1 + index, ROOT] = root
-        self.array[1 + index, FINISHED] = 1.0
+        self.tasks[index, [FOUND, ROOT, FINISHED]] = found, root, 1.0
 
     def likely_winner(self, margin: float) -> int:
         """The task that wins unless a task still running finds a better tree (the first in
@@ -176,18 +174,55 @@ class _SharedBoards:
             os.unlink(self.path)
 
 
-def _worker_solver(fit: str, solver: Any) -> tuple[Any, set[str], list[int]]:
-    """This worker's own copy of the fit's solver (kernels write into its arrays and cache),
-    made on the worker's first task of the fit, with the names of the other workers' cache
-    files it merged and ``[files, entries]`` it wrote itself; copies of earlier fits are
-    dropped."""
+@dataclass
+class _Worker:
+    """A worker's own copy of the fit's solver (kernels write into its arrays and cache), and
+    what it passed through the fit's cache folder: the other workers' files it merged, the
+    files it wrote and the entries of its cache those hold or came from others."""
+
+    solver: Any
+    merged: set[str] = field(default_factory=set)
+    files: int = 0
+    entries: int = 0
+
+    def merge_others(self, folder: str, me: str) -> None:
+        """Merge the entries the other workers added since this one last looked (each writes
+        those it added to a new file after every task): a subproblem one worker solved is not
+        solved again by the others. Only facts pass, so only the work changes."""
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:  # a worker on another machine
+            return
+        for name in names:
+            if name.startswith(me) or name.endswith(".part") or name in self.merged:
+                continue
+            try:
+                self.solver.cache.merge_file(os.path.join(folder, name))
+                self.merged.add(name)
+            except OSError:
+                pass
+        self.entries = self.solver.cache.n_entries  # the rest is written or came from others
+
+    def write_own(self, folder: str, me: str) -> None:
+        """Write the entries this worker's cache gained since it last wrote or merged."""
+        try:
+            self.entries = self.solver.cache.dump(
+                os.path.join(folder, f"{me}{self.files:05d}"), self.entries)
+            self.files += 1
+        except OSError:  # no room: the others solve it themselves
+            pass
+
+
+def _worker(fit: str, solver: Any) -> _Worker:
+    """This worker's state for the fit, made on its first task of the fit (a copy of
+    ``solver``); the states of earlier fits are dropped."""
     key = (fit, os.getpid(), threading.get_ident())
     with _local_lock:
         mine = _local.get(key)
         if mine is None:
             for old in [k for k in _local if k[1:] == key[1:]]:
                 del _local[old]
-            mine = _local[key] = (copy.deepcopy(solver), set(), [0, 0])
+            mine = _local[key] = _Worker(copy.deepcopy(solver))
         return mine
 
 
@@ -198,25 +233,6 @@ def _keep_worker_alive() -> None:
     loky = sys.modules.get("joblib.externals.loky.process_executor")
     if loky is not None and isinstance(getattr(loky, "_MAX_MEMORY_LEAK_SIZE", None), int):
         loky._MAX_MEMORY_LEAK_SIZE = max(loky._MAX_MEMORY_LEAK_SIZE, 2**62)
-
-
-def _merge_caches(solver: Any, folder: str, me: str, merged: set[str]) -> None:
-    """Merge into this worker's cache the entries the other workers added since it last
-    looked (after every task, each worker writes the entries it added to a new file in
-    ``folder``): a subproblem one worker solved is not solved again by the others. Only facts
-    pass, so only the work changes."""
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:  # a worker on another machine
-        return
-    for name in names:
-        if name.startswith(me) or name.endswith(".part") or name in merged:
-            continue
-        try:
-            solver.cache.merge_file(os.path.join(folder, name))
-            merged.add(name)
-        except OSError:
-            pass
 
 
 def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks: int,
@@ -230,8 +246,8 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
     ``(task, its objective, its root feature, solution)`` or None; see :func:`_settle`)."""
     start = time.time()
     _keep_worker_alive()
-    pristine = solver
-    solver, merged, written = _worker_solver(fit, solver)
+    pristine, worker = solver, _worker(fit, solver)
+    solver = worker.solver
     me = f"{os.getpid()}-{threading.get_ident()}-"
     shared = _SharedBoards.open(path, n_tasks)
     try:
@@ -247,21 +263,14 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
         if wall_deadline is not None and wall_deadline <= time.time():
             sol, lower, proven = None, 0.0, False
         else:
-            share = exchange is not None
-            if share:
-                _merge_caches(solver, exchange, me, merged)
-                written[1] = solver.cache.n_entries  # the rest is dumped or came from others
+            if exchange is not None:
+                worker.merge_others(exchange, me)
             left = None if wall_deadline is None else wall_deadline - time.time()
             before = solver.stats.copy()
             sol = solver.solve(**solve_args, time_limit=left, roots=roots, board=board)
             work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
-            if share:
-                try:
-                    written[1] = solver.cache.dump(
-                        os.path.join(exchange, f"{me}{written[0]:05d}"), written[1])
-                    written[0] += 1
-                except OSError:  # no room: the others solve it themselves
-                    pass
+            if exchange is not None:
+                worker.write_own(exchange, me)
             if shared is not None and sol is not None:
                 shared.publish(index, _rank(solver, sol), 2 * solver.tolerance,
                                solver.cost_scale)
