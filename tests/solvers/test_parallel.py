@@ -258,10 +258,11 @@ def test_a_known_optimum_stops_the_re_solve_at_an_optimal_tree(seed, kind):
             assert stopped.tree.n_splits == whole.tree.n_splits
 
 
-@pytest.mark.parametrize("search", ["binary", "ordered"])
-def test_winner_is_settled_in_a_worker(search, monkeypatch):
-    """The winner is re-solved by a worker (the last task to end at the latest), not by the
-    fitting thread after the tasks; the tree is the one the fitting thread would find."""
+@pytest.mark.parametrize("search, seed", [("binary", 2), ("ordered", 0)])
+def test_winner_is_settled_in_a_worker(search, seed, monkeypatch):
+    """A winner after the first task is re-solved by a worker (the last task to end at the
+    latest), not by the fitting thread after the tasks; the tree is the one the fitting thread
+    would find."""
     calls = []
     original = parallel_module._resolve
 
@@ -270,10 +271,10 @@ def test_winner_is_settled_in_a_worker(search, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(parallel_module, "_resolve", spy)
-    X, y = _numeric_problem(11, n=150) if search == "ordered" else _binary_problem(11, n=150)
+    X, y = _numeric_problem(seed, n=150) if search == "ordered" else _binary_problem(seed, n=150)
     with parallel_config(backend="threading"):
         par = _fit(X, y, 2, max_depth=3, search=search)
-    assert par.status_ == "optimal"
+    assert par.status_ == "optimal" and par.parallel_.winner > 0
     assert calls and not any(calls)  # only workers re-solved
     assert sum(t.settle_seconds for t in par.parallel_.tasks) > 0
     serial_resolve = []
@@ -287,11 +288,14 @@ def test_winner_is_settled_in_a_worker(search, monkeypatch):
 def test_a_task_is_not_bounded_by_its_own_tree():
     from exactree.progress import BOUND
 
-    shared = parallel_module._SharedBoards.create(3, np.inf, 2.0)
+    shared = parallel_module._SharedBoards.create(4, np.inf, 2.0)
     try:
-        shared.publish(1, 10.0, 0.5, 2.0)  # earlier tasks may tie it, later ones must beat it
-        assert shared.tasks[:, BOUND].tolist() == [5.25, np.inf, 5.0]
+        shared.publish(2, 10.0, 0.5, 2.0)  # earlier tasks may tie it, later ones must beat it
+        # (The first task is bounded by no other: see test_first_task_wins_without_a_re_solve.)
+        assert shared.tasks[:, BOUND].tolist() == [np.inf, 5.25, np.inf, 5.0]
         assert shared.array[0, BOUND] == 10.0
+        shared.publish(0, 8.0, 0.5, 2.0)
+        assert shared.tasks[:, BOUND].tolist() == [np.inf, 4.0, 4.0, 4.0]
     finally:
         shared.close(remove=True)
 
@@ -320,3 +324,48 @@ def test_incumbents_pass_between_running_tasks(search, monkeypatch):
     _same_fit(serial, par)
     assert np.sum(par.predict(X) != y) == par.objective_
     assert any(passed)  # by the monitor, mid-run
+
+
+def _shape(node):
+    """A tree's splits, as nested tuples (its features at every node)."""
+    return None if node is None else (node.feature, _shape(node.true), _shape(node.false))
+
+
+@pytest.mark.parametrize("search, seed", [("binary", 0), ("ordered", 2)])
+def test_first_task_wins_without_a_re_solve(search, seed, monkeypatch):
+    """No other task bounds the first one (in root order), which starts on the solver as the
+    fit sent it: when it wins, its tree is the answer as it is, without a re-solve, and it did
+    exactly the work (and found the tree) of its share solved alone with the depth-2 bound,
+    however often the others' incumbents were passed on."""
+    import copy
+
+    from exactree.progress import BOUND, new_board
+    from exactree.solvers.dp.parallel import _rank
+
+    sent, answers, resolved = [], [], []
+    original = parallel_module.solve_parallel
+
+    def spy(solver, *args, **kwargs):
+        sent.append((copy.deepcopy(solver), kwargs))
+        answers.append(original(solver, *args, **kwargs))
+        return answers[-1]
+
+    monkeypatch.setattr(parallel_module, "solve_parallel", spy)
+    monkeypatch.setattr(parallel_module, "_resolve", lambda *a, **k: resolved.append(1))
+    monkeypatch.setattr(parallel_module, "MONITOR_INTERVAL", 0.001)
+    X, y = _numeric_problem(seed, n=150) if search == "ordered" else _binary_problem(seed, n=150)
+    with parallel_config(backend="threading"):
+        par = _fit(X, y, 2, max_depth=3, search=search)
+    serial = _fit(X, y, None, max_depth=3, search=search)
+    _same_fit(serial, par)
+    assert par.parallel_.winner == 0 and not resolved
+    solver, kwargs = sent[0]
+    tasks, first = solver.plan_parallel(solver.tasks_per_worker * 2)
+    board = new_board()
+    board[BOUND] = _rank(solver, first) / solver.cost_scale
+    args = {k: v for k, v in kwargs.items() if k not in ("time_limit", "progress")}
+    before = solver.stats.copy()
+    alone = solver.solve(**args, roots=tasks[0], board=board)
+    work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
+    assert alone.optimal and _shape(alone.tree) == _shape(answers[0][0].tree)
+    assert par.parallel_.tasks[0].work == work

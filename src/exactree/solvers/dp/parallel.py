@@ -16,11 +16,14 @@ about subproblems, so only the work changes).
 Determinism: a task is bounded by the best objective found strictly, except by one found in a
 later task (in root order), which it may tie. So the first task in root order whose share
 holds an optimal tree always reports the optimum and wins, whatever the timing, while most
-tasks need not explore ties. Its tree is then solved once more with the optimum as its bound
-(binary search: only the root feature it found, the first of its share to reach the optimum
-whatever the timing; ordered search: its whole share, up to the first optimal tree), on the
-solver as the fit sent it, so the returned tree does not depend on the timing either. A worker
-does this as soon as the winner is known, beside the tasks still running (``_settle``).
+tasks need not explore ties. The first task of all is bounded by nothing but the depth-2 tree,
+on the solver as the fit sent it (no other worker's cache): its search is that of its share
+alone, as at the start of a serial search, so when it wins its tree is the answer. Another
+winner's tree is solved once more with the optimum as its bound (binary search: only the root
+feature it found, the first of its share to reach the optimum whatever the timing; ordered
+search: its whole share, up to the first optimal tree), on the solver as the fit sent it, so
+the returned tree does not depend on the timing either. A worker does this as soon as the
+winner is known, beside the tasks still running (``_settle``).
 """
 
 from __future__ import annotations
@@ -132,12 +135,13 @@ class _SharedBoards:
     def publish(self, index: int, cost: float, margin: float, cost_scale: float) -> None:
         """Task ``index`` found a tree of objective ``cost``: bound the later tasks by it and
         the earlier ones by it plus ``margin`` (they may tie it); not itself, which is to
-        report that tree, or a better one (bounded by its own tree it would report none).
+        report that tree, or a better one (bounded by its own tree it would report none), nor
+        the first task, whose search must not depend on the timing (see the module's notes).
         Only minima are written, so a race between two publishers can leave a weaker bound,
         never a wrong one."""
         a, t = self.array, self.tasks
         a[0, BOUND] = min(a[0, BOUND], cost)
-        earlier, later = t[:index, BOUND], t[index + 1:, BOUND]
+        earlier, later = t[1:index, BOUND], t[max(index + 1, 1):, BOUND]
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
@@ -149,7 +153,8 @@ class _SharedBoards:
     def likely_winner(self, margin: float) -> int:
         """The task that wins unless a task still running finds a better tree (the first in
         root order within ``margin`` of the best found, every one before it finished), not yet
-        claimed by a worker (and now claimed); -1 if none."""
+        claimed by a worker (and now claimed); -1 if none, or the first task (its own tree is
+        the answer)."""
         a = self.tasks
         best = a[:, FOUND].min()  # -inf: a task ran out of time, and nothing is re-solved
         if not math.isfinite(best) or self.array[0, DEADLINE] == _STOP:
@@ -158,7 +163,7 @@ class _SharedBoards:
             if a[i, FINISHED] == 0.0:
                 return -1
             if a[i, FOUND] <= best + margin:
-                if a[i, CLAIMED]:
+                if a[i, CLAIMED] or i == 0:
                     return -1
                 a[i, CLAIMED] = 1.0  # two workers may both take it: only work lost
                 return i
@@ -184,6 +189,7 @@ class _Worker:
     merged: set[str] = field(default_factory=set)
     files: int = 0
     entries: int = 0
+    tasks: int = 0
 
     def merge_others(self, folder: str, me: str) -> None:
         """Merge the entries the other workers added since this one last looked (each writes
@@ -213,16 +219,19 @@ class _Worker:
             pass
 
 
-def _worker(fit: str, solver: Any) -> _Worker:
+def _worker(fit: str, solver: Any, fresh: bool = False) -> _Worker:
     """This worker's state for the fit, made on its first task of the fit (a copy of
-    ``solver``); the states of earlier fits are dropped."""
+    ``solver``), or anew when ``fresh`` (the first task, see the module's notes) comes after
+    others (a scheduler that does not keep the order); the states of earlier fits are dropped."""
     key = (fit, os.getpid(), threading.get_ident())
     with _local_lock:
         mine = _local.get(key)
-        if mine is None:
+        if mine is None or fresh and mine.tasks:
             for old in [k for k in _local if k[1:] == key[1:]]:
                 del _local[old]
-            mine = _local[key] = _Worker(copy.deepcopy(solver))
+            files = 0 if mine is None else mine.files  # (new names for its next files)
+            mine = _local[key] = _Worker(copy.deepcopy(solver), files=files)
+        mine.tasks += 1
         return mine
 
 
@@ -246,7 +255,7 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
     ``(task, its objective, its root feature, solution)`` or None; see :func:`_settle`)."""
     start = time.time()
     _keep_worker_alive()
-    pristine, worker = solver, _worker(fit, solver)
+    pristine, worker = solver, _worker(fit, solver, fresh=index == 0)
     solver = worker.solver
     me = f"{os.getpid()}-{threading.get_ident()}-"
     shared = _SharedBoards.open(path, n_tasks)
@@ -263,7 +272,7 @@ def _run_task(fit: str, solver: Any, index: int, roots: Any, path: str, n_tasks:
         if wall_deadline is not None and wall_deadline <= time.time():
             sol, lower, proven = None, 0.0, False
         else:
-            if exchange is not None:
+            if exchange is not None and index > 0:  # (the first task on the solver as sent)
                 worker.merge_others(exchange, me)
             left = None if wall_deadline is None else wall_deadline - time.time()
             before = solver.stats.copy()
@@ -418,8 +427,9 @@ def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None 
 def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
              solve_args: dict, report: ParallelReport) -> DPSolution | None:
     """The fit's answer from every task's: the cheapest tree, the least task bound, proven when
-    every task was; a proven optimum is re-solved alone in its winning task's share, so which
-    of several optimal trees comes back does not depend on timing."""
+    every task was; a proven optimum is the first task's tree or one re-solved alone in its
+    winning task's share, so which of several optimal trees comes back does not depend on
+    timing."""
     margin = 2 * solver.tolerance
     found = [(_rank(solver, r[1]), r[0]) for r in results if r[1] is not None]
     proven = all(r[3] for r in results)
@@ -440,13 +450,15 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
     report.winner = winner
     if proven:
         t0 = time.perf_counter()
-        own, root = _rank(solver, results[winner][1]), results[winner][1].tree.feature
-        settled = [r[5][3] for r in results
-                   if r[5] is not None and r[5][:3] == (winner, own, root)]
-        again = settled[0] if settled else _resolve(
-            solver, solver.narrow_roots(tasks[winner], root), own, solve_args)
+        sol = results[winner][1]
+        if winner > 0:  # (the first task's tree is the answer as it is)
+            own, root = _rank(solver, sol), sol.tree.feature
+            settled = [r[5][3] for r in results
+                       if r[5] is not None and r[5][:3] == (winner, own, root)]
+            again = settled[0] if settled else _resolve(
+                solver, solver.narrow_roots(tasks[winner], root), own, solve_args)
+            sol = again if again is not None else sol
         report.resolve_seconds = time.perf_counter() - t0
-        sol = again if again is not None else results[winner][1]
         return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)
     sol = results[winner][1]
     if _rank(solver, first) < _rank(solver, sol):
