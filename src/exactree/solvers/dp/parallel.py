@@ -370,7 +370,8 @@ class _Monitor(threading.Thread):
 
 
 def solve_parallel(solver: Any, n_jobs: int | None, *, time_limit: float | None = None,
-                   progress: Progress | None = None, **solve_args: Any) -> tuple[DPSolution | None, ParallelReport]:
+                   progress: Progress | None = None,
+                   **solve_args: Any) -> tuple[DPSolution | None, ParallelReport]:
     """``solver.solve(**solve_args)`` (a :class:`~.solver.DPSolver` or
     :class:`~.ordered.OrderedSolver`) over ``n_jobs`` joblib workers, with the same answer:
     the optimal tree (None when none is below ``upper_bound``), a valid lower bound and whether
