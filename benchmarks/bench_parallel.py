@@ -6,9 +6,12 @@ with a Dask ``LocalCluster`` of as many single-threaded worker processes, identi
 the tasks' count, the spread of their times, the workers' idle share; and, from the recorded
 task times, a simulation of 8, 32 and 128 workers (tasks dealt in order to the first free
 worker, the plan and the winner's re-solve kept serial): what speed-up this decomposition
-allows and what stops it. Workers are warm (started, kernels loaded) before timing, as in a
-session that fits more than once; the first parallel fit of a process pays about a second
-more per worker.
+allows and what stops it. Also the machine's own ceiling: the same serial fit alone in one
+worker, then in every worker at once; running every core slows each fit down (shared memory
+caches and bandwidth, a lower clock), so even a perfect split of the search gains at most
+n_jobs x (alone / all at once), whatever the decomposition. Workers are warm (started, kernels
+loaded) before timing, as in a session that fits more than once; the first parallel fit of a
+process pays about a second more per worker.
 
     python benchmarks/bench_parallel.py                # every problem below, 2 workers
     python benchmarks/bench_parallel.py --quick        # the two shortest problems
@@ -66,6 +69,20 @@ def warm_up(n_jobs: int) -> None:
         fit(Xc, y, 3, n_jobs)
 
 
+def _fit_seconds(X, y, depth: int) -> float:
+    return fit(X, y, depth, None)[1]
+
+
+def ceiling(X, y, depth: int, n_jobs: int) -> tuple[float, float]:
+    """Seconds of one serial fit alone in a worker, and of the slowest of ``n_jobs`` run at
+    once, one a worker."""
+    from joblib import Parallel, delayed
+
+    alone = Parallel(n_jobs=n_jobs)(delayed(_fit_seconds)(X, y, depth) for _ in range(1))[0]
+    every = Parallel(n_jobs=n_jobs)(delayed(_fit_seconds)(X, y, depth) for _ in range(n_jobs))
+    return alone, max(every)
+
+
 def simulate(seconds: list[float], workers: int) -> float:
     """Makespan of the tasks (in order, each to the first free worker)."""
     free = [0.0] * workers
@@ -93,7 +110,7 @@ def run(problems, n_jobs: int, use_dask: bool) -> None:
         client = Client(cluster)
         with parallel_config(backend="dask"):
             warm_up(n_jobs)
-    speedups, dask_speedups = [], []
+    speedups, dask_speedups, ceilings = [], [], []
     for kind, name, depth in problems:
         X, y = load(kind, name)
         serial, t_serial = fit(X, y, depth, None)
@@ -109,7 +126,8 @@ def run(problems, n_jobs: int, use_dask: bool) -> None:
                 dpar, t_dask = fit(X, y, depth, n_jobs)
             dsame = dpar.objective_ == serial.objective_
             dask_speedups.append(t_serial / t_dask)
-            line += f"  dask {t_dask:7.2f}s ({t_serial / t_dask:4.2f}{'' if dsame else ' DIFFERENT'})"
+            line += (f"  dask {t_dask:7.2f}s ({t_serial / t_dask:4.2f}"
+                     f"{'' if dsame else ' DIFFERENT'})")
         print(line, flush=True)
         rep = par.parallel_
         secs = sorted(t.seconds for t in rep.tasks)
@@ -130,9 +148,15 @@ def run(problems, n_jobs: int, use_dask: bool) -> None:
         print(f"    simulated from these task times: {', '.join(sims)} "
               f"(bounded by the longest task, {secs[-1]:.2f}s, plus the serial "
               f"{plan + rep.resolve_seconds:.2f}s)", flush=True)
+        alone, every = ceiling(X, y, depth, n_jobs)
+        ceilings.append(n_jobs * alone / every)
+        print(f"    machine's ceiling: the serial fit takes {alone:.2f}s alone in a worker, "
+              f"{every:.2f}s in {n_jobs} at once: at most {ceilings[-1]:.2f}x; this fit reached "
+              f"{speedups[-1] / ceilings[-1]:.0%} of it", flush=True)
     geo = math.exp(np.mean(np.log(speedups)))
+    top = math.exp(np.mean(np.log(ceilings)))
     print(f"\n{n_jobs} local workers: geometric-mean speed-up {geo:.2f} over {len(speedups)} "
-          f"problems (goal >= 1.6)")
+          f"problems (goal >= 1.6); the machine's ceiling {top:.2f} ({geo / top:.0%} of it)")
     if dask_speedups:
         dgeo = math.exp(np.mean(np.log(dask_speedups)))
         print(f"Dask LocalCluster, {n_jobs} worker processes: geometric-mean speed-up {dgeo:.2f}")
