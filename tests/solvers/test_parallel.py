@@ -369,3 +369,59 @@ def test_first_task_wins_without_a_re_solve(search, seed, monkeypatch):
     work = dict(zip(solver.stats_names, (solver.stats - before).tolist()))
     assert alone.optimal and _shape(alone.tree) == _shape(answers[0][0].tree)
     assert par.parallel_.tasks[0].work == work
+
+
+def test_first_task_runs_on_the_solver_as_sent_whatever_the_order():
+    """The first task does the work of its share alone even when its worker ran other tasks
+    of the fit before it (a scheduler that does not keep the order: it gets a new copy of the
+    solver), or when other workers left their caches for it (it merges none)."""
+    import copy
+    import shutil
+    import tempfile
+    import uuid
+
+    from exactree.progress import BOUND
+
+    sent = []
+    original = parallel_module.solve_parallel
+
+    def spy(solver, *args, **kwargs):
+        sent.append((copy.deepcopy(solver), kwargs))
+        return original(solver, *args, **kwargs)
+
+    X, y = _binary_problem(12, n=300, m=10, k=3)
+    parallel_module.solve_parallel = spy
+    try:
+        _fit(X, y, 2, max_depth=4, search="binary")
+    finally:
+        parallel_module.solve_parallel = original
+    solver, kwargs = sent[0]
+    args = {k: v for k, v in kwargs.items() if k not in ("time_limit", "progress")}
+    tasks, first = solver.plan_parallel(solver.tasks_per_worker * 2)
+    best = parallel_module._rank(solver, first)
+
+    def first_task_work(before, in_other_thread):
+        shared = parallel_module._SharedBoards.create(len(tasks), best, solver.cost_scale)
+        exchange, fit = tempfile.mkdtemp(), uuid.uuid4().hex
+
+        def run(i):
+            return parallel_module._run_task(fit, solver, i, tasks[i], shared.path, len(tasks),
+                                             float(shared.tasks[i, BOUND]), None, args,
+                                             exchange, None)
+        try:
+            if in_other_thread:
+                other = threading.Thread(target=lambda: [run(i) for i in before])
+                other.start()
+                other.join()
+            else:
+                for i in before:
+                    run(i)
+            return run(0)[4].work
+        finally:
+            shared.close(remove=True)
+            shutil.rmtree(exchange)
+
+    alone = first_task_work([], False)
+    assert alone["depth2_solves"] > 0
+    assert first_task_work([3, 5], False) == alone  # the same worker, after two others
+    assert first_task_work([1, 2, 3, 4, 5], True) == alone  # their caches left to merge

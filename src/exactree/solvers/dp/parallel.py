@@ -6,19 +6,21 @@ the whole search with the root restricted to its share, so the best task answer 
 Tasks share the best objective found so far through a small file every worker on this machine
 maps into memory: a finished task lowers it, the fitting process passes on every running
 task's incumbent (board slot ``INCUMBENT``) every ``MONITOR_INTERVAL`` seconds, and running
-kernels read it at their clock checks (slot ``BOUND``), so every task prunes against the best
-tree of any worker. A worker on another machine gets the best objective known when its task
-was dispatched. Each worker keeps its own copy of the solver for the whole fit, so the data
-travels to a worker once; binary-search workers on this machine also pass each other the
-entries their caches gained, through files in a folder of the fit (merged between tasks: facts
-about subproblems, so only the work changes).
+kernels read it at their clock checks (slot ``BOUND``), so every task but the first (see
+below) prunes against the best tree of any worker. A worker on another machine gets the best
+objective known when its task was dispatched. Each worker keeps its own copy of the solver for
+the whole fit, so the data travels to a worker once; binary-search workers on this machine also
+pass each other the entries their caches gained, through files in a folder of the fit (merged
+between tasks: facts about subproblems, so only the work changes).
 
 Determinism: a task is bounded by the best objective found strictly, except by one found in a
 later task (in root order), which it may tie. So the first task in root order whose share
 holds an optimal tree always reports the optimum and wins, whatever the timing, while most
 tasks need not explore ties. The first task of all is bounded by nothing but the depth-2 tree,
 on the solver as the fit sent it (no other worker's cache): its search is that of its share
-alone, as at the start of a serial search, so when it wins its tree is the answer. Another
+solved alone from the depth-2 tree's bound, whatever the timing, so when it wins its tree is
+the answer. (Its price: the first task, the root's most promising share, never gains from the
+others' incumbents.) Another
 winner's tree is solved once more with the optimum as its bound (binary search: only the root
 feature it found, the first of its share to reach the optimum whatever the timing; ordered
 search: its whole share, up to the first optimal tree), on the solver as the fit sent it, so
@@ -141,7 +143,7 @@ class _SharedBoards:
         never a wrong one."""
         a, t = self.array, self.tasks
         a[0, BOUND] = min(a[0, BOUND], cost)
-        earlier, later = t[1:index, BOUND], t[max(index + 1, 1):, BOUND]
+        earlier, later = t[1:index, BOUND], t[index + 1:, BOUND]
         np.minimum(earlier, (cost + margin) / cost_scale, out=earlier)
         np.minimum(later, cost / cost_scale, out=later)
 
@@ -189,7 +191,6 @@ class _Worker:
     merged: set[str] = field(default_factory=set)
     files: int = 0
     entries: int = 0
-    tasks: int = 0
 
     def merge_others(self, folder: str, me: str) -> None:
         """Merge the entries the other workers added since this one last looked (each writes
@@ -226,12 +227,11 @@ def _worker(fit: str, solver: Any, fresh: bool = False) -> _Worker:
     key = (fit, os.getpid(), threading.get_ident())
     with _local_lock:
         mine = _local.get(key)
-        if mine is None or fresh and mine.tasks:
+        if mine is None or fresh:
             for old in [k for k in _local if k[1:] == key[1:]]:
                 del _local[old]
             files = 0 if mine is None else mine.files  # (new names for its next files)
             mine = _local[key] = _Worker(copy.deepcopy(solver), files=files)
-        mine.tasks += 1
         return mine
 
 
@@ -343,9 +343,9 @@ def _resolve(solver: Any, roots: Any, cost: float, solve_args: dict,
 
 class _Monitor(threading.Thread):
     """In the fitting process, every 0.1 s: passes each running task's incumbent on to the
-    other tasks (a tree found early in one share prunes the others at once, as in a serial
-    search, not only when its task ends), reports a verbose fit about once a second and turns
-    Ctrl-C (noted by ``progress``) into a stop of every task."""
+    other tasks but the first (a tree found early in one share prunes the others at once, as in
+    a serial search, not only when its task ends), reports a verbose fit about once a second
+    and turns Ctrl-C (noted by ``progress``) into a stop of every task."""
 
     def __init__(self, shared: _SharedBoards, progress: Progress | None, solver: Any) -> None:
         super().__init__(name="exactree-parallel", daemon=True)
@@ -456,8 +456,9 @@ def _combine(solver: Any, tasks: list, results: list[tuple], first: DPSolution,
             own, root = _rank(solver, sol), sol.tree.feature
             settled = [r[5][3] for r in results
                        if r[5] is not None and r[5][:3] == (winner, own, root)]
+            # (On a copy: the fit's solver, sent again by fit_path, keeps the state it had.)
             again = settled[0] if settled else _resolve(
-                solver, solver.narrow_roots(tasks[winner], root), own, solve_args)
+                copy.deepcopy(solver), solver.narrow_roots(tasks[winner], root), own, solve_args)
             sol = again if again is not None else sol
         report.resolve_seconds = time.perf_counter() - t0
         return DPSolution(sol.tree, sol.cost, sol.cost, True, stats)
