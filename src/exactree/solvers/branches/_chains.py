@@ -31,7 +31,9 @@ from numba import njit
 from .._bits import popcount
 
 
-@njit(cache=True)
+# members, _weight and lift are inlined: a call passing arrays on keeps a reference count on
+# each of them per call (see _pairs.row_leaf)
+@njit(cache=True, inline="always")
 def members(f, nxt, prv, active, out):
     """The features of ``f``'s chain with ``active[feature] >= 0``, in chain order, into
     ``out``; returns their number."""
@@ -47,7 +49,7 @@ def members(f, nxt, prv, active, out):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _weight(cnt, g, K, s):
     """Weight of the rows of literal ``g``: its class counts ``cnt[g, :K]`` times ``s``."""
     t = 0.0
@@ -56,7 +58,7 @@ def _weight(cnt, g, K, s):
     return t * s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lift(mem, m, lit_off, lo, hi, pre, cnt, K, s, back):
     """Lift the bounds ``lo[g]`` of the chain members ``mem[:m]`` into ``hi[g]``: for the left
     literal (code 0) of member ``k`` the largest ``lo`` of the left literals of members ``<= k``,

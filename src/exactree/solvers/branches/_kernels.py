@@ -27,6 +27,9 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
                 bound on the actions not stored, see below), then the class weights;
 ``nd_h[node]``  Zobrist hash of the literal set (XOR of per-literal random words), or with
                 ``memo_rows`` the key of its rows (:func:`rows_key`);
+``nd_c[node]``  with ``dedup`` and few features (else no columns), a bitset of the features
+                :func:`._classes.distinct` keeps on its rows, valid under flag ``CLASSES``
+                (found when it was stored or first expanded; every expansion reuses it);
 ``ac_i[a]``     ``FEAT``, ``CS`` (start of its incomplete children in ``ch``), ``NINC``, ``MAT``
                 (1 once every child is a stored node: children are stored lazily, when the
                 action is first selected, as ``-1 - literal`` until then);
@@ -67,7 +70,8 @@ from llvmlite import ir
 from .._bits import popcount
 from ._chains import lift, lift_all, members
 from ._classes import _GOLD, _mix, mark_duplicates
-from ._pairs import branch_bounds, pair_row, prepare, row_leaf, set_chains, workspace
+from ._pairs import (_row_binary, _row_binary2, branch_bounds, pair_row, prepare, row_leaf,
+                     set_chains, workspace)
 
 
 
@@ -115,7 +119,7 @@ N_ACT_FIELDS = 4
 Q, RET, CL0, CL1 = 0, 1, 2, 3
 N_ACT_FLOATS = 4
 # flags
-COMPLETE, EXPANDED = 1, 2
+COMPLETE, EXPANDED, CLASSES = 1, 2, 4
 # nd_i[node, UBA] of an expanded branch whose incumbent is its best subtree of depth <= 2 (at
 # most the upper bound it was stored with), rebuilt by the tree extraction
 UBA_DEPTH2 = -2
@@ -129,13 +133,13 @@ DONE, BUDGET, GROW, NODE_LIMIT = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
-def _child_rows(S, nzw, nnz, bits, Sj, jw):
-    """The rows of a branch (its non-zero words ``S[:nnz]`` at word indices ``nzw``) that a
-    literal with bit rows ``bits`` keeps, as non-zero words ``Sj`` at indices ``jw``; returns
-    their number."""
+def _child_rows(S, nzw, nnz, lit_bits, g, Sj, jw):
+    """The rows of a branch (its non-zero words ``S[:nnz]`` at word indices ``nzw``) that
+    literal ``g`` keeps (bit rows ``lit_bits[g]``), as non-zero words ``Sj`` at indices ``jw``;
+    returns their number."""
     m = 0
     for i in range(nnz):
-        s = S[i] & bits[nzw[i]]
+        s = S[i] & lit_bits[g, nzw[i]]
         if s != 0:
             Sj[m] = s
             jw[m] = nzw[i]
@@ -174,15 +178,16 @@ def _find(h, l, g, nd_i, lit_store, ht_key, ht_val):
 
 
 @njit(cache=True)
-def rows_key(S, nzw, nnz, bits, dep, depth_keyed):
-    """Memo key of the rows ``S & bits`` (``S``: non-zero words ``S[:nnz]`` at word indices
-    ``nzw``; ``bits`` the bit rows of a literal, or empty for ``S`` itself) at ``dep`` literals:
-    a hash of the row set (a sum of mixed words, so any representation of the rows gives it),
-    with the depth mixed in when ``depth_keyed`` (under a depth limit)."""
+def rows_key(S, nzw, nnz, lit_bits, g, dep, depth_keyed):
+    """Memo key of the rows ``S & lit_bits[g]`` (``S``: non-zero words ``S[:nnz]`` at word
+    indices ``nzw``; ``g`` a literal, or -1 for ``S`` itself) at ``dep`` literals: a hash of the
+    row set (a sum of mixed words, so any representation of the rows gives it), with the depth
+    mixed in when ``depth_keyed`` (under a depth limit). The literal is indexed, not sliced: a
+    view per call would cost reference counting in the hot loops."""
     h = np.uint64(0)
-    whole = bits.shape[0] == 0
+    whole = g < 0
     for i in range(nnz):
-        x = S[i] if whole else S[i] & bits[nzw[i]]
+        x = S[i] if whole else S[i] & lit_bits[g, nzw[i]]
         if x != 0:
             h += _mix(x ^ (np.uint64(nzw[i]) * _GOLD))
     if depth_keyed:
@@ -190,11 +195,11 @@ def rows_key(S, nzw, nnz, bits, dep, depth_keyed):
     return h
 
 
-@njit(cache=True)
-def _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
-    """Whether branch ``c`` holds exactly the rows ``S & bits`` (see :func:`rows_key`)."""
+@njit(cache=True, inline="always")
+def _same_rows(c, S, nzw, nnz, g, allmask, lit_bits, nd_i, lit_store):
+    """Whether branch ``c`` holds exactly the rows ``S & lit_bits[g]`` (see :func:`rows_key`)."""
     ls, d = nd_i[c, LS], nd_i[c, DEP]
-    whole = bits.shape[0] == 0
+    whole = g < 0
     t = 0
     for wi in range(allmask.shape[0]):
         x = allmask[wi]
@@ -202,7 +207,7 @@ def _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
             x &= lit_bits[lit_store[ls + u], wi]
         v = np.uint64(0)
         if t < nnz and nzw[t] == wi:
-            v = S[t] if whole else S[t] & bits[wi]
+            v = S[t] if whole else S[t] & lit_bits[g, wi]
             t += 1
         if x != v:
             return False
@@ -210,9 +215,9 @@ def _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
 
 
 @njit(cache=True)
-def find_rows(h, S, nzw, nnz, bits, dep, depth_keyed, allmask, lit_bits, nd_i, lit_store,
+def find_rows(h, S, nzw, nnz, g, dep, depth_keyed, allmask, lit_bits, nd_i, lit_store,
               ht_key, ht_val):
-    """Node holding the rows ``S & bits`` (key ``h``, see :func:`rows_key`; at ``dep``
+    """Node holding the rows ``S & lit_bits[g]`` (key ``h``, see :func:`rows_key`; at ``dep``
     literals when ``depth_keyed``), or -1."""
     mask = np.uint64(ht_key.shape[0] - 1)
     idx = np.int64(h & mask)
@@ -220,7 +225,7 @@ def find_rows(h, S, nzw, nnz, bits, dep, depth_keyed, allmask, lit_bits, nd_i, l
         if ht_key[idx] == h:
             c = ht_val[idx]
             if (not depth_keyed or nd_i[c, DEP] == dep) and \
-                    _same_rows(c, S, nzw, nnz, bits, allmask, lit_bits, nd_i, lit_store):
+                    _same_rows(c, S, nzw, nnz, g, allmask, lit_bits, nd_i, lit_store):
                 return c
         idx = np.int64((np.uint64(idx) + np.uint64(1)) & mask)
     return -1
@@ -233,9 +238,9 @@ def _child_node(l, g, zob, S, nzw, nnz, allmask, lit_bits, nd_i, nd_h, lit_store
     keyed by its literals (Zobrist hash), or with ``memo_rows`` by its rows."""
     if memo_rows:
         dep = nd_i[l, DEP] + 1
-        h = rows_key(S, nzw, nnz, lit_bits[g], dep, depth_keyed)
-        return h, find_rows(h, S, nzw, nnz, lit_bits[g], dep, depth_keyed, allmask, lit_bits,
-                            nd_i, lit_store, ht_key, ht_val)
+        h = rows_key(S, nzw, nnz, lit_bits, g, dep, depth_keyed)
+        return h, find_rows(h, S, nzw, nnz, g, dep, depth_keyed, allmask, lit_bits, nd_i,
+                            lit_store, ht_key, ht_val)
     h = nd_h[l] ^ zob[g]
     return h, _find(h, l, g, nd_i, lit_store, ht_key, ht_val)
 
@@ -306,7 +311,7 @@ def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are
                 B[g] = lc
                 lnode[g] = -2
             elif memo_rows:
-                h = rows_key(S, nzw, nnz, lit_bits[g], dep, depth_keyed)
+                h = rows_key(S, nzw, nnz, lit_bits, g, dep, depth_keyed)
                 hk[g] = h
                 lnode[g] = -1
                 idx = np.int64(h & mask)
@@ -350,7 +355,7 @@ def _sibling_bounds(l, skip_f, used, lit_off, cnt, zob, lam_w, tol, children_are
             if lnode[g] == -1:
                 B[g] = lam_w + cnt[g, K]
             elif lnode[g] <= -3:
-                c = find_rows(hk[g], S, nzw, nnz, lit_bits[g], dep, depth_keyed, allmask,
+                c = find_rows(hk[g], S, nzw, nnz, g, dep, depth_keyed, allmask,
                               lit_bits, nd_i, lit_store, ht_key, ht_val)
                 lnode[g] = c
                 B[g] = nd_f[c, LB] if c >= 0 else lam_w + cnt[g, K]
@@ -386,7 +391,7 @@ def _lookahead(f, dep, S, nzw, nnz, lit_bits, cls_bits, mis_bits, lit_off, card,
         if not need[j]:
             continue
         g = lit_off[f] + j
-        m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
+        m = _child_rows(S, nzw, nnz, lit_bits, g, Sj, jw)
         # P[g2] = class weights (then EQ) of the grandchild  child & g2, for every unused g2
         was_used = used[f]
         used[f] = True  # the child's own feature splits it no further
@@ -440,7 +445,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
                  w, weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store,
                  ac_i, ac_f, ch, ht_key, ht_val, ctr, S, nzw, icnt, used, cc, need, Sj, jw, SjK, P,
                  lb_out, ub_out, similar, cnt, B, W, lnode, depth2, ws, UF, dedup, memo_rows,
-                 budget):
+                 budget, nd_c, cm):
     """Store (or find in the memo) every child branch of action ``a`` of ``l``. New children
     start from their depth-2 bounds with ``depth2`` (see :mod:`._pairs`), else from their
     look-ahead bounds when ``lookahead`` is on (the same values the expansion of ``l`` used),
@@ -494,26 +499,39 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
             for k in range(K + 1):
                 cc[j, k] = icnt[k] * w0
     if any_new and depth2:
-        o3 = ws[12]
+        o3, UFd = ws[12], ws[18]
         for u in range(card.shape[0]):
             used[u] = False
         for u in range(dep):
             used[lit_feat[lit_store[ls + u]]] = True
+        # with l's classes known, only the features l keeps: features splitting l alike split
+        # its children alike, so distinct keeps the same ones there (the first of each class)
+        known = dedup and (nd_i[l, FLG] & CLASSES) != 0
         nu = 0
+        skipped = 0  # counted as left out by distinct
         for u in range(card.shape[0]):
-            if not used[u] and u != f:
+            if used[u] or u == f:
+                continue
+            if not known or (nd_c[l, u >> 6] >> np.uint64(u & 63)) & np.uint64(1) != 0:
                 UF[nu] = u
                 nu += 1
+            else:
+                skipped += 1
         for j in range(card[f]):
             if not need[j]:
                 continue
             g = lit_off[f] + j
-            m = _child_rows(S, nzw, nnz, lit_bits[g], Sj, jw)
+            m = _child_rows(S, nzw, nnz, lit_bits, g, Sj, jw)
             ctr[C_D2ROWS] += branch_bounds(Sj, jw, m, dep + 1, UF, nu, Z, y, w, weighted, w0,
                                            lit_bits, cls_bits, mis_bits, lit_off, card, K,
                                            lam_w, tol, max_depth, False, depth2, dedup,
                                            budget, ws)
-            ctr[C_DEDUP] += np.int64(o3[3])
+            ctr[C_DEDUP] += np.int64(o3[3]) + skipped
+            if dedup and nd_c.shape[1] > 0:  # the features distinct kept: UFd[:nu - o3[3]]
+                for wi in range(nd_c.shape[1]):
+                    cm[j, wi] = np.uint64(0)
+                for i in range(nu - np.int64(o3[3])):
+                    cm[j, UFd[i] >> 6] |= np.uint64(1) << np.uint64(UFd[i] & 63)
             lb_out[j] = o3[0]
             ub_out[j] = o3[1]
             ctr[C_D2] += 1
@@ -545,7 +563,7 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         g = -1 - ch[t]
         j = g - base_f
         if memo_rows:
-            h = rows_key(S, nzw, nnz, lit_bits[g], dep + 1, max_depth >= 0)
+            h = rows_key(S, nzw, nnz, lit_bits, g, dep + 1, max_depth >= 0)
         else:
             h = hl ^ zob[g]
         c = ctr[C_NODES]
@@ -597,6 +615,10 @@ def _materialize(l, a, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat,
         else:
             nd_f[c, LB] = lam_w + eq  # purification (+ equivalent points): leaf > lam_w + eq
             nd_f[c, UB] = tot - mx
+        if depth2 and dedup and nd_c.shape[1] > 0:  # its classes, from its depth-2 bounds
+            for wi in range(nd_c.shape[1]):
+                nd_c[c, wi] = cm[j, wi]
+            nd_i[c, FLG] |= CLASSES
         nd_h[c] = h
         _insert(h, c, ht_key, ht_val)
         if dep + 1 > ctr[C_MAXDEP]:
@@ -680,7 +702,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
             weighted, w0, lam_w, tol, max_depth, lookahead, nd_i, nd_f, nd_h, lit_store, ac_i,
             ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt, icnt, tmpc, cand_i, cand_f,
             keep, cc, need, Sj, jw, P, lb_out, ub_out, similar, B, W, lnode, depth2, ws, UF, dedup,
-            memo_rows, budget, refine_kept):
+            memo_rows, budget, refine_kept, nd_c):
     """Evaluate every split of branch ``l`` (the paper's EXPANSION step). With ``depth2``, the
     splits are refined in increasing order of their bound until the least refined bound (with
     ``refine_kept`` the ``keep + 1`` least) is no more than the others: a refined split's
@@ -696,8 +718,20 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
     for t in range(dep):
         used[lit_feat[lit_store[ls + t]]] = True
     nnz = _support(l, allmask, lit_bits, nd_i, lit_store, S, nzw)
-    if dedup:  # one feature of every class splitting the rows alike (see _classes)
+    if dedup and nd_i[l, FLG] & CLASSES:  # the classes known (see nd_c)
+        for f in range(q):
+            if not used[f] and not (nd_c[l, f >> 6] >> np.uint64(f & 63)) & np.uint64(1):
+                used[f] = True
+                ctr[C_DEDUP] += 1
+    elif dedup:  # one feature of every class splitting the rows alike (see _classes)
         ctr[C_DEDUP] += mark_duplicates(S, nzw, nnz, used, lit_bits, lit_off, UF, ws[19], ws[20])
+        if nd_c.shape[1] > 0:
+            for wi in range(nd_c.shape[1]):
+                nd_c[l, wi] = np.uint64(0)
+            for f in range(q):
+                if not used[f]:
+                    nd_c[l, f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+            nd_i[l, FLG] |= CLASSES
     leaf_l = nd_f[l, LEAF]
     child_dep = dep + 1
     children_are_leaves = child_dep >= q or (max_depth >= 0 and child_dep >= max_depth)
@@ -890,10 +924,16 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     fresh = True
             if fresh:
                 f = cand_i[i, 0]
-                pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
-                         sc, lam_w, tol, gc_leaves, False, R, cb, ck, T, cls, raw, own, bl, bu,
-                         bf, BW, R1, T11, CT, pos,
-                         budget)
+                if binary and K == 2:  # directly (see _pairs._row_binary)
+                    _row_binary2(f, nu, nw, sc, lam_w, tol, gc_leaves, ck, BW, R1, T11, own, pos,
+                                 lit_off, raw, bl, bu, budget)
+                elif binary:
+                    _row_binary(f, nu, nw, K, sc, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own,
+                                pos, lit_off, raw, bl, bu, budget)
+                else:
+                    pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card,
+                             K, sc, lam_w, tol, gc_leaves, False, R, cb, ck, T, cls, raw, own, bl,
+                             bu, bf, BW, R1, T11, CT, pos, budget)
                 ctr[C_D2ROWS] += 1
                 ret = cand_f[i, 1]
                 qinc = 0.0
@@ -1041,7 +1081,7 @@ def _lift_refined(f, i, n_cand, lam_w, lit_off, lnode, bl, B, CBl, candix, nxt, 
     return raised
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _settle(l, best, minq, rest, leaf, tol, nd_i, nd_f, ac_i):
     """Mark branch ``l`` complete when its leaf, its incumbent (``UB``, ``UBA``), or its best
     split whose children are all complete, is proven optimal; return whether it was.
@@ -1129,7 +1169,7 @@ def _least_action(l, nd_i, ac_f):
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
         depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, refine_kept, nd_i, nd_f,
-        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr):
+        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, nd_c):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
     ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
     next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
@@ -1184,6 +1224,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     ws = workspace(Z.shape[0], n_words if depth2 else 1, q, G, K, cmax)
     set_chains(ws, nxt, prv, chain_back)
     UF = np.empty(q + 1, np.int64)
+    cm = np.zeros((cmax + 1, nd_c.shape[1]), np.uint64)
     it = 0
     while it < max_iter:
         if nd_i[0, FLG] & COMPLETE:
@@ -1207,7 +1248,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
                         similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget,
-                        refine_kept)
+                        refine_kept, nd_c)
                 break
             best, minq = _least_action(l, nd_i, ac_f)
             if refresh and best >= 0 and ac_i[best, MAT] != 0:
@@ -1232,7 +1273,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                         lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S, SK, nzw, used, cnt,
                         icnt, tmpc, cand_i, cand_f, keep, cc, need, Sj, jw, P, lb_out, ub_out,
                         similar, B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget,
-                        refine_kept)
+                        refine_kept, nd_c)
                 break
             if ac_i[best, MAT] == 0:
                 # First selection of this action: store its children, refresh its bound (the
@@ -1249,7 +1290,7 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
                              nd_i, nd_f, nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, S,
                              nzw,
                              icnt, used, cc, need, Sj, jw, SK, P, lb_out, ub_out, similar, cnt,
-                             B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget)
+                             B, W, lnode, depth2, ws, UF, dedup, memo_rows, budget, nd_c, cm)
                 _update(l, best, tol, nd_i, nd_f, ac_i, ac_f, ch, refresh)
                 if nd_i[l, FLG] & COMPLETE:
                     break

@@ -284,10 +284,11 @@ def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
     return nS, nw
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def row_leaf(a, g, K):
     """Total and leaf cost (total minus the largest class) of row ``g`` of ``a`` (indexed, not
-    sliced: a view would cost reference counting in the hot loops)."""
+    sliced: a view would cost reference counting in the hot loops; inlined: a function calling
+    another keeps a reference count on every array it passes, per call)."""
     tot = 0.0
     mx = 0.0
     for k in range(K):
@@ -439,12 +440,10 @@ def _leaf_caps(raw, lo, hi, K, s, tol, bl, bu, bf, track):
                 bf[g] = -1
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
-def _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos, lit_off,
-                bl, bu):
-    """:func:`pair_row` when every feature is binary, with unit weights (see
-    :func:`_prepare_binary`): the popcounts of cell (1, 1) with every feature, the other three
-    cells by subtraction, in loops over the features that vectorise. ``bf`` is left alone."""
+@njit(cache=True, inline="always")
+def _cell11(f, nu, nw, K, ck, BW, T11, pos):
+    """Class counts (then EQ) of cell (1, 1) of ``f`` with every feature into ``T11`` (see
+    :func:`_row_binary`)."""
     pf = pos[f]
     for k in range(K + 1):
         for i in range(nu):
@@ -465,57 +464,98 @@ def _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own
     for k in range(K - 1):
         for i in range(nu):
             T11[K - 1, i] -= T11[k, i]
+
+
+@njit(cache=True, inline="always")
+def _finish_row(g0, K, s, lam_w, tol, lam_c, bl0, bu0, bl1, bu1, raw, bl, bu, budget):
+    """Store the bounds of the children ``g0`` (code 0) and ``g0 + 1`` of a binary split (the
+    least ``bl0``.. found, in rows), capped by their leaves (:func:`_leaf_caps`) and, with
+    ``budget``, raised by the split budget (:func:`_budget_row`): :func:`pair_row`'s steps."""
+    bl[g0] = (lam_c + bl0) * s
+    bu[g0] = (lam_c + bu0) * s
+    bl[g0 + 1] = (lam_c + bl1) * s
+    bu[g0 + 1] = (lam_c + bu1) * s
+    for g in range(g0, g0 + 2):
+        tot, lc = row_leaf(raw, g, K)
+        leaf = lc * s
+        if bu[g] < leaf - tol:
+            bl[g] = min(bl[g], bu[g])
+        else:
+            bl[g] = min(bl[g], leaf)
+            bu[g] = leaf
+        if budget and tot > 0.0 and (lc - raw[g, K]) * s < 2.0 * lam_w - tol:
+            bl[g] = bu[g]
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, error_model="numpy")
+def _row_binary2(f, nu, nw, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, own, pos, lit_off, raw,
+                 bl, bu, budget):
+    """:func:`_row_binary` with two classes: one fused loop, no stores."""
+    K = 2
+    _cell11(f, nu, nw, K, ck, BW, T11, pos)
+    pf = pos[f]
     lam_c = lam_w / s  # a split, in rows
     tol_c = tol / s
     inf = np.inf
-    g0 = lit_off[f]
-    if K == 2:  # one fused loop, no stores
-        a0 = own[0]
-        a1 = own[1]
-        ae = own[2]
-        b0 = R1[0, pf]
-        b1 = R1[1, pf]
-        be = R1[2, pf]
-        bl1 = inf
-        bu1 = inf
-        bl0 = inf
-        bu0 = inf
-        for i in range(nu):
-            u0 = T11[0, i]  # cell (1, 1): class 0, class 1, EQ
-            u1 = T11[1, i]
-            ue = T11[2, i]
-            v0 = b0 - u0  # cell (1, 0)
-            v1 = b1 - u1
-            ve = be - ue
-            x0 = R1[0, i] - u0  # cell (0, 1)
-            x1 = R1[1, i] - u1
-            xe = R1[2, i] - ue
-            z0 = a0 - b0 - x0  # cell (0, 0)
-            z1 = a1 - b1 - x1
-            ze = ae - be - xe
-            l11 = u0 if u0 < u1 else u1
-            l10 = v0 if v0 < v1 else v1
-            l01 = x0 if x0 < x1 else x1
-            l00 = z0 if z0 < z1 else z1
-            m11 = l11 if gc_leaves | (l11 <= lam_c + ue + tol_c) else lam_c + ue
-            m10 = l10 if gc_leaves | (l10 <= lam_c + ve + tol_c) else lam_c + ve
-            m01 = l01 if gc_leaves | (l01 <= lam_c + xe + tol_c) else lam_c + xe
-            m00 = l00 if gc_leaves | (l00 <= lam_c + ze + tol_c) else lam_c + ze
-            ok1 = (u0 + u1 > 0.0) & (v0 + v1 > 0.0)  # child x_f = 1 split on feature i
-            ok0 = (x0 + x1 > 0.0) & (z0 + z1 > 0.0)  # child x_f = 0 split on feature i
-            v = m11 + m10 if ok1 else inf
-            bl1 = v if v < bl1 else bl1
-            v = l11 + l10 if ok1 else inf
-            bu1 = v if v < bu1 else bu1
-            v = m01 + m00 if ok0 else inf
-            bl0 = v if v < bl0 else bl0
-            v = l01 + l00 if ok0 else inf
-            bu0 = v if v < bu0 else bu0
-        bl[g0] = (lam_c + bl0) * s
-        bu[g0] = (lam_c + bu0) * s
-        bl[g0 + 1] = (lam_c + bl1) * s
-        bu[g0 + 1] = (lam_c + bu1) * s
-        return
+    a0 = own[0]
+    a1 = own[1]
+    ae = own[2]
+    b0 = R1[0, pf]
+    b1 = R1[1, pf]
+    be = R1[2, pf]
+    bl1 = inf
+    bu1 = inf
+    bl0 = inf
+    bu0 = inf
+    for i in range(nu):
+        u0 = T11[0, i]  # cell (1, 1): class 0, class 1, EQ
+        u1 = T11[1, i]
+        ue = T11[2, i]
+        v0 = b0 - u0  # cell (1, 0)
+        v1 = b1 - u1
+        ve = be - ue
+        x0 = R1[0, i] - u0  # cell (0, 1)
+        x1 = R1[1, i] - u1
+        xe = R1[2, i] - ue
+        z0 = a0 - b0 - x0  # cell (0, 0)
+        z1 = a1 - b1 - x1
+        ze = ae - be - xe
+        l11 = u0 if u0 < u1 else u1
+        l10 = v0 if v0 < v1 else v1
+        l01 = x0 if x0 < x1 else x1
+        l00 = z0 if z0 < z1 else z1
+        m11 = l11 if gc_leaves | (l11 <= lam_c + ue + tol_c) else lam_c + ue
+        m10 = l10 if gc_leaves | (l10 <= lam_c + ve + tol_c) else lam_c + ve
+        m01 = l01 if gc_leaves | (l01 <= lam_c + xe + tol_c) else lam_c + xe
+        m00 = l00 if gc_leaves | (l00 <= lam_c + ze + tol_c) else lam_c + ze
+        ok1 = (u0 + u1 > 0.0) & (v0 + v1 > 0.0)  # child x_f = 1 split on feature i
+        ok0 = (x0 + x1 > 0.0) & (z0 + z1 > 0.0)  # child x_f = 0 split on feature i
+        v = m11 + m10 if ok1 else inf
+        bl1 = v if v < bl1 else bl1
+        v = l11 + l10 if ok1 else inf
+        bu1 = v if v < bu1 else bu1
+        v = m01 + m00 if ok0 else inf
+        bl0 = v if v < bl0 else bl0
+        v = l01 + l00 if ok0 else inf
+        bu0 = v if v < bu0 else bu0
+    _finish_row(lit_off[f], K, s, lam_w, tol, lam_c, bl0, bu0, bl1, bu1, raw, bl, bu, budget)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, error_model="numpy")
+def _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos, lit_off,
+                raw, bl, bu, budget):
+    """:func:`pair_row` when every feature is binary, with unit weights (see
+    :func:`_prepare_binary`), without tracking: the popcounts of cell (1, 1) with every
+    feature, the other three cells by subtraction, in loops over the features that vectorise
+    (:func:`_row_binary2` with two classes). ``bf`` is left alone. Hot loops call it (or
+    :func:`_row_binary2`) directly: a function that passes arrays on to other calls (or may
+    raise) keeps a reference count on each of them per call, as :func:`pair_row` would; these
+    call nothing and never raise (``error_model="numpy"``: ``s > 0``), so they keep none."""
+    _cell11(f, nu, nw, K, ck, BW, T11, pos)
+    pf = pos[f]
+    lam_c = lam_w / s  # a split, in rows
+    tol_c = tol / s
+    inf = np.inf
     # CT rows: totals of cells 11, 10, 01, 00, then their largest class count
     for r in range(8):
         for i in range(nu):
@@ -570,10 +610,7 @@ def _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own
         bl0 = v if v < bl0 else bl0
         v = l01 + l00 if ok0 else inf
         bu0 = v if v < bu0 else bu0
-    bl[g0] = (lam_c + bl0) * s
-    bu[g0] = (lam_c + bu0) * s
-    bl[g0 + 1] = (lam_c + bl1) * s
-    bu[g0 + 1] = (lam_c + bu1) * s
+    _finish_row(lit_off[f], K, s, lam_w, tol, lam_c, bl0, bu0, bl1, bu1, raw, bl, bu, budget)
 
 
 @njit(cache=True)
@@ -596,10 +633,12 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
     docstring), after :func:`prepare` (which returned ``nS``, ``nw`` and ``binary``). The
     arrays are those of :func:`workspace`, passed one by one (unpacking the tuple per row would
     cost reference counting). ``budget``: see :func:`_budget_row`."""
-    if binary and not track:
+    if binary and not track and K == 2:  # leaves and split budget applied there
+        _row_binary2(f, nu, nw, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, own, pos, lit_off,
+                     raw, bl, bu, budget)
+    elif binary and not track:
         _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
-                    lit_off, bl, bu)
-        _leaf_caps(raw, lit_off[f], lit_off[f + 1], K, s, tol, bl, bu, bf, False)
+                    lit_off, raw, bl, bu, budget)
     else:
         if binary:
             # tracking the best split: expand the word-major bitsets by literal and go general
@@ -609,8 +648,8 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
                     cb[g, wi] = BW[wi, i]
         _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
                      lam_w, tol, gc_leaves, cb, ck, T, cls, raw, bl, bu, bf)
-    if budget:
-        _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
+        if budget:
+            _budget_row(f, raw, lit_off, K, s, lam_w, tol, bl, bu)
 
 
 @njit(cache=True)
@@ -651,7 +690,7 @@ def set_chains(ws, nxt, prv, back):
     ws[29][0] = 1 if back else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _frontier(raw, g, K, s, lam_w, tol):
     """The frontier bound of the child ``g`` (see the module docstring; 0 when empty)."""
     tot, lc = row_leaf(raw, g, K)
@@ -788,11 +827,19 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
                     break
             done[pick] = True
             f = UF[pick]
-            pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K, s,
-                     lam_w, tol, gc_leaves, full, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW, R1,
-                     T11, CT, pos, row_budget)
+            if binary and not full and K == 2:  # directly (see _row_binary)
+                _row_binary2(f, nu, nw, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, own, pos,
+                             lit_off, raw, bl, bu, row_budget)
+            elif binary and not full:
+                _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
+                            lit_off, raw, bl, bu, row_budget)
+            else:
+                pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
+                         s, lam_w, tol, gc_leaves, full, R, cb, ck, T, cls, raw, own, bl, bu, bf,
+                         BW, R1, T11, CT, pos, row_budget)
             n_rows += 1
-            if nxt[f] >= 0 or prv[f] >= 0:
+            # (a call costs reference counting: only where f has active chain neighbours)
+            if (nxt[f] >= 0 or prv[f] >= 0) and members(f, nxt, prv, ix, mem) >= 2:
                 _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, mem,
                          pre, lo, back)
             lb = lam_w

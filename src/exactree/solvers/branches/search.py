@@ -121,7 +121,8 @@ class _State:
     """The growable search arrays (see :mod:`._kernels` for their layout). Ids and offsets are
     int32 to halve memory; growth past 2**31 entries counts as the memory limit."""
 
-    def __init__(self, n_classes: int, n_nodes: int, n_lits: int, n_acts: int, n_ch: int) -> None:
+    def __init__(self, n_classes: int, n_nodes: int, n_lits: int, n_acts: int, n_ch: int,
+                 n_class_words: int = 0) -> None:
         self.nd_i = np.zeros((n_nodes, K.N_INT_FIELDS), np.int32)
         self.nd_f = np.zeros((n_nodes, K.N_FLOAT_FIELDS + n_classes), np.float64)
         self.nd_h = np.zeros(n_nodes, np.uint64)
@@ -133,10 +134,11 @@ class _State:
         self.ht_key = np.zeros(size, np.uint64)
         self.ht_val = np.full(size, -1, np.int32)
         self.ctr = np.zeros(K.N_COUNTERS, np.int64)
+        self.nd_c = np.zeros((n_nodes, n_class_words), np.uint64)
 
     def arrays(self) -> tuple:
         return (self.nd_i, self.nd_f, self.nd_h, self.lit_store, self.ac_i, self.ac_f, self.ch,
-                self.ht_key, self.ht_val, self.ctr)
+                self.ht_key, self.ht_val, self.ctr, self.nd_c)
 
     @staticmethod
     def _new_len(a: np.ndarray, need: int, factor: float) -> int:
@@ -149,7 +151,7 @@ class _State:
         most of the limit."""
         c = self.ctr
         need_nodes = int(c[K.C_NODES]) + G + 1
-        need = {"nd_i": need_nodes, "nd_f": need_nodes, "nd_h": need_nodes,
+        need = {"nd_i": need_nodes, "nd_f": need_nodes, "nd_h": need_nodes, "nd_c": need_nodes,
                 "lit_store": int(c[K.C_LITS]) + G * (int(c[K.C_MAXDEP]) + 2),
                 "ac_i": int(c[K.C_ACTS]) + q + 1, "ac_f": int(c[K.C_ACTS]) + q + 1,
                 "ch": int(c[K.C_CH]) + G + 1}
@@ -194,9 +196,8 @@ class _State:
         S_all = _bits(rows[None, :], allmask.shape[0])[0]
         nzw = np.flatnonzero(S_all).astype(np.int64)
         S = np.ascontiguousarray(S_all[nzw])
-        none = np.zeros(0, np.uint64)
-        h = np.uint64(K.rows_key(S, nzw, len(nzw), none, dep, depth_keyed))
-        return int(K.find_rows(h, S, nzw, len(nzw), none, dep, depth_keyed, allmask, lit_bits,
+        h = np.uint64(K.rows_key(S, nzw, len(nzw), lit_bits, -1, dep, depth_keyed))
+        return int(K.find_rows(h, S, nzw, len(nzw), -1, dep, depth_keyed, allmask, lit_bits,
                                self.nd_i, self.lit_store, self.ht_key, self.ht_val))
 
     def find(self, lits: tuple[int, ...], zob: np.ndarray) -> int:
@@ -261,7 +262,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     dedup : at every expansion, and in every depth-2 bound, keep one feature of every class of
         features that split the branch's rows alike (equal or complementary binary columns on
         those rows; in general the same non-empty blocks) and drop the features constant there
-        (see :mod:`._classes`). Speed, not results.
+        (see :mod:`._classes`); a branch keeps the features found (few features only), for its
+        expansions and its children's. Speed, not results.
     memo_rows : key the memo of branches by their rows (and, under ``max_depth``, their depth)
         instead of their literals: branches with the same rows have the same optimal subtree
         (the features their literals fix are constant there), so one node serves every split
@@ -359,7 +361,9 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
     zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
 
-    st = _State(n_classes, 1024 + 4 * G, 4096 + 8 * G, 256 + 4 * q, 1024 + 4 * G)
+    # each branch's classes of features (see _kernels: nd_c), kept when they take few words
+    st = _State(n_classes, 1024 + 4 * G, 4096 + 8 * G, 256 + 4 * q, 1024 + 4 * G,
+                (q + 63) // 64 if dedup and q <= 256 else 0)
     counts = np.bincount(y, weights=w, minlength=n_classes)
     leaf = float(counts.sum() - counts.max())
     st.nd_i[0] = (0, 0, -1, 0, 0, 0)
@@ -371,7 +375,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     md = -1 if max_depth is None else int(max_depth)
     if memo_rows:
         nzw_all = np.arange(n_words, dtype=np.int64)
-        st.nd_h[0] = K.rows_key(allmask, nzw_all, n_words, np.zeros(0, np.uint64), 0, md >= 0)
+        st.nd_h[0] = K.rows_key(allmask, nzw_all, n_words, lit_bits, -1, 0, md >= 0)
     K._insert(st.nd_h[0], 0, st.ht_key, st.ht_val)
     st.ctr[K.C_NODES] = 1
 
