@@ -222,7 +222,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           max_branches: int | None = None, memory_limit: int = 2048,
           feature_map: FeatureMap | None = None,
           child_rule: int = 0, keep_actions: int = 8, lookahead: int = 3,
-          similar_support: bool = False, depth2: int = 8, dedup: bool = True,
+          similar_support: bool = False, depth2: int = 16, dedup: bool = True,
           memo_rows: bool = True, split_budget: bool = True, ordered: bool = True,
           nested: bool = True, chain_similar: bool = False, refresh: bool = True,
           refine_kept: bool = True, progress: Progress | None = None) -> SolveResult:
