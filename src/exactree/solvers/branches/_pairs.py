@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import popcount
+from .._clock import now
 from ._chains import lift, members
 from ._classes import distinct
 
@@ -729,15 +730,20 @@ def _lift_q1(f, UF, done, q1, raw, bl, lit_off, K, s, lam_w, tol, ix, nxt, prv, 
 
 @njit(cache=True)
 def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits,
-                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, budget, ws):
+                  lit_off, card, K, lam_w, tol, max_depth, full, max_rows, dedup, budget, ws,
+                  target=np.inf, deadline=np.inf):
     """Depth-2 bounds of the branch with rows ``S`` (see :func:`prepare`) and ``dep`` literals
     (which must be allowed to split): ``out[0] = lb2``, ``out[1] = ub2``, ``out[2]`` the root
     split of a subtree of depth <= 2 costing ``ub2`` (-1: the leaf; the children's splits are in
     ``bf``). Returns the number of features whose ``q2`` was computed: at most ``max_rows``
     (then ``lb2`` is the least ``q2`` or ``q1`` left, a weaker bound) unless ``full``, which
-    computes every ``q2`` (the best subtree of depth <= 2, for the tree extraction). ``ws``: see
-    :func:`workspace`. With ``dedup``, only one of the features of ``UF`` that split the rows
-    alike is examined (see :mod:`._classes`; ``out[3]``: how many were left out).
+    looks for the best subtree of depth <= 2, for the tree extraction: features in increasing
+    order of ``q1`` until ``q1`` reaches the best subtree found, or one found costs at most
+    ``target`` (inf: any, the stumps) and the clock (:func:`.._clock.now`) has passed
+    ``deadline``; then the children's splits of its root into ``bf``. ``ws``: see
+    :func:`workspace`.
+    With ``dedup``, only one of the features of ``UF`` that split the rows alike is examined
+    (see :mod:`._classes`; ``out[3]``: how many were left out).
 
     With ``budget`` (and not ``full``), the *split budget*: every split costs ``lam_w`` and no
     subtree misclassifies less than the branch's EQ weight, so an optimal subtree has fewer
@@ -784,6 +790,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
         for g in range(lit_off[f], lit_off[f + 1]):
             bf[g] = -1
     best_lb = leaf
+    best_row = False  # best_f's children split (its q2 row), not leaves (its stump)
     n_rows = 0
     exact2 = False
     row_budget = budget and not full
@@ -818,7 +825,13 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             if exact2:
                 if v >= min(best_ub, leaf) - tol:  # no subtree rooted at the rest beats it
                     break
-            elif not full:
+            elif full:
+                # nothing left can beat it (q1 bounds a split's cost too), or good enough in time
+                if v >= min(best_ub, leaf - tol) or (min(best_ub, leaf) <= target + tol
+                                                     and now() >= deadline):
+                    best_lb = min(best_lb, v)
+                    break
+            else:
                 if v >= best_lb:  # lb2 is exact
                     break
                 lb = min(best_lb, v)  # a lower bound already
@@ -827,15 +840,15 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
                     break
             done[pick] = True
             f = UF[pick]
-            if binary and not full and K == 2:  # directly (see _row_binary)
+            if binary and K == 2:  # directly (see _row_binary)
                 _row_binary2(f, nu, nw, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, own, pos,
                              lit_off, raw, bl, bu, row_budget)
-            elif binary and not full:
+            elif binary:
                 _row_binary(f, nu, nw, K, s, lam_w, tol, gc_leaves, ck, BW, R1, T11, CT, own, pos,
                             lit_off, raw, bl, bu, row_budget)
             else:
                 pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
-                         s, lam_w, tol, gc_leaves, full, R, cb, ck, T, cls, raw, own, bl, bu, bf,
+                         s, lam_w, tol, gc_leaves, False, R, cb, ck, T, cls, raw, own, bl, bu, bf,
                          BW, R1, T11, CT, pos, row_budget)
             n_rows += 1
             # (a call costs reference counting: only where f has active chain neighbours)
@@ -854,8 +867,13 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
             if ub < best_ub:
                 best_ub = ub
                 best_f = f
+                best_row = True
         for i in range(nu):
             ix[UF[i]] = -1
+    if full and best_row:  # the best subtree's second level: its root's row, tracked
+        pair_row(best_f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
+                 s, lam_w, tol, gc_leaves, True, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW,
+                 R1, T11, CT, pos, False)
     if exact2:
         best_lb = min(best_ub, leaf)  # at most two splits: the best such subtree is optimal
     if best_ub < leaf - tol:

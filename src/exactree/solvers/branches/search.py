@@ -415,10 +415,16 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 left = 0.05 if deadline is None else min(0.05, deadline - now)
                 chunk = int(max(1, left / max(per_it, 1e-7)))
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
+    # a proven tree cannot improve; one cut short can, in the time left (none past time_limit)
+    settle_by = (-np.inf if proven or interrupted else np.inf if deadline is None
+                 else deadline)
     tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
                           feature_map, lit_bits, cls_bits, mis_bits, bool(dedup),
-                          allmask if memo_rows else None, nxt, prv, bool(chain_similar))
+                          allmask if memo_rows else None, nxt, prv, bool(chain_similar),
+                          settle_by)
     objective = cost / total
+    if cost > st.nd_f[0, K.UB] + 1e-6 * max(total, 1.0):
+        raise AssertionError("BRANCHES: extracted tree costs more than the search's incumbent")
     lower = min(float(st.nd_f[0, K.LB]) / total, objective)
     if proven:
         status = OPTIMAL
@@ -460,9 +466,12 @@ class _Depth2:
                             int(card.max()) if q else 1)
         set_chains(self.ws, nxt, prv, chain_similar)
 
-    def __call__(self, rows: np.ndarray, used: set) -> tuple[int, np.ndarray]:
+    def __call__(self, rows: np.ndarray, used: set, target: float,
+                 deadline: float) -> tuple[int, np.ndarray]:
         """Root feature (-1: a leaf) and, per literal, the child's split (-1: a leaf) of the
-        best subtree of depth <= 2 of the branch with these rows (a boolean mask)."""
+        best subtree of depth <= 2 of the branch with these rows (a boolean mask), or, once
+        ``time.perf_counter()`` passes ``deadline``, of the first found costing at most
+        ``target`` (inf: the best stump or leaf), in the kernels' order."""
         (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md,
          dedup) = self.args
         q = Z.shape[1]
@@ -471,7 +480,7 @@ class _Depth2:
         nzw = np.arange(self.n_words, dtype=np.int64)
         branch_bounds(S, nzw, self.n_words, len(used), UF, q - len(used), Z, y, w, weighted, w0,
                       lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md, True, q,
-                      dedup, False, self.ws)
+                      dedup, False, self.ws, target, deadline)
         out, bf = self.ws[12], self.ws[9]
         return int(out[2]), bf
 
@@ -481,12 +490,15 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
              lam_w: float, tol: float, max_depth: int, fmap: FeatureMap, lit_bits: np.ndarray,
              cls_bits: np.ndarray, mis_bits: np.ndarray, dedup: bool,
              allmask: np.ndarray | None, nxt: np.ndarray, prv: np.ndarray,
-             chain_similar: bool) -> tuple[Tree, float]:
+             chain_similar: bool, deadline: float) -> tuple[Tree, float]:
     """Follow the incumbent action of every expanded branch from the root. A branch never
     expanded (not stored, or stored with its look-ahead or depth-2 bounds only), or expanded
     with its stored subtree still the incumbent (``UBA_DEPTH2``), gets its best subtree of
-    depth <= 2, which costs at most what the kernels count as its incumbent (its
-    best subtree of depth <= 1 or <= 2). Returns the tree and its cost (in weight units)."""
+    depth <= 2 (it may beat the incumbent when the search stopped early); past ``deadline``
+    (``time.perf_counter()``), the first found that costs at most what the kernels count as
+    its incumbent (its upper bound when stored, else its best subtree of depth <= 1), which a
+    few pair rows give: finding the best can take every feature's (17 s over 13k
+    thresholds). Returns the tree and its cost (in weight units)."""
     n = len(y)
     q = Z.shape[1]
     lit_feat = np.repeat(np.arange(q), card)
@@ -516,7 +528,11 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
                 act = int(st.nd_i[node, K.UBA])
                 f = int(st.ac_i[act, K.FEAT]) if act >= 0 else -1
             else:
-                f, bf = depth2(rows, {int(lit_feat[g]) for g in lits})
+                # what the kernels count for it: a stored branch its upper bound, another its
+                # best subtree of depth <= 1 (a child solved by its depth-1 look-ahead, or a
+                # leaf)
+                target = float(st.nd_f[node, K.UB]) if node >= 0 else np.inf
+                f, bf = depth2(rows, {int(lit_feat[g]) for g in lits}, target, deadline)
                 if f >= 0:
                     kid_forced = [int(bf[lit_off[f] + j]) for j in range(int(card[f]))]
         if f < 0:
