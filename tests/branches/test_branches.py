@@ -864,3 +864,78 @@ def test_tree_extraction_in_time_and_past_it(binary_data, monkeypatch, name, cap
         assert costs["best"] <= costs["quick"] + 1e-9
         gains.append(costs["quick"] - costs["best"])
     assert max(gains) > 0.1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_given_incumbent_keeps_the_optimum(seed, monkeypatch):
+    """A tree given from outside (asked for at once here) never changes the proven optimum: the
+    optimal tree given is kept or matched, a worse one (the best stump) is ignored; either way
+    the tree returned realises the objective."""
+    from exactree.solvers.branches import search
+
+    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
+    Z, card, y, w, K = random_categorical(700 + seed) if seed < 4 else random_binary(700 + seed)
+    for penalty in (0.0, 0.01, 0.03):
+        best = solve(Z, card, y, w, K, penalty)
+        stump = solve(Z, card, y, w, K, penalty, max_depth=1)
+        for given in (best, stump):
+            asked = []
+
+            def incumbent(seconds, given=given):
+                asked.append(seconds)
+                return given.tree, given.objective
+
+            res = solve(Z, card, y, w, K, penalty, incumbent=incumbent)
+            assert_oracle_optimum(res, Z, card, y, w, K, penalty, None)
+            assert len(asked) <= 1 and all(s == 2.0 for s in asked)  # no time limit: 2 s
+            if given is stump and stump.objective > best.objective + 1e-9:
+                assert not res.stats["incumbent_given"]
+
+
+def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data, monkeypatch):
+    """Cut short, the search answers with the tree given when the search found none better, at
+    its objective, under the bound proven."""
+    from exactree.solvers.branches import search
+
+    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
+    X, y = binary_data("hepatitis")
+    X = X.astype(int)
+    y = np.unique(y, return_inverse=True)[1]
+    card = np.full(X.shape[1], 2)
+    w = np.ones(len(y))
+    best = solve(X, card, y, w, 2, 0.01)
+    res = solve(X, card, y, w, 2, 0.01, max_branches=300,
+                incumbent=lambda seconds: (best.tree, best.objective))
+    assert res.status == "node_limit" and res.stats["incumbent_given"]
+    assert res.tree is best.tree and res.objective == best.objective
+    assert res.lower_bound < res.objective
+    alone = solve(X, card, y, w, 2, 0.01, max_branches=300)
+    assert alone.objective > best.objective + 0.005  # the search alone had not found it
+
+
+def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data(monkeypatch):
+    """On numeric columns a search running long gets the optimal depth-3 tree as incumbent: cut
+    short, it is at least that good; with a categorical column (multiway splits) it is not
+    asked, a depth-3 tree with binary splits being no tree of that family."""
+    import pandas as pd
+    from sklearn.datasets import make_classification
+
+    from exactree import OptimalTreeClassifier
+    from exactree.solvers.branches import search
+
+    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
+    X, y = make_classification(300, 5, n_informative=4, n_redundant=0, flip_y=0.2,
+                               random_state=3)
+    X = X.round(1)  # some 300 thresholds: 600 literals, so 2000 branches allow a few expansions
+    dp = OptimalTreeClassifier(max_depth=3, cost_complexity=0.01).fit(X, y)
+    clf = SparseTreeClassifier(penalty=0.01, max_branches=2000).fit(X, y)
+    assert clf.status_ == "node_limit" and clf.stats_["incumbent_given"]
+    assert clf.objective_ <= dp.objective_ + 1e-12
+    err = (clf.predict(X) != y).mean()
+    assert err + 0.01 * clf.tree_.n_splits == pytest.approx(clf.objective_, abs=1e-12)
+    capped = SparseTreeClassifier(penalty=0.01, max_depth=2, max_branches=2000).fit(X, y)
+    assert capped.tree_.max_depth <= 2
+    df = pd.DataFrame(X, columns=list("abcde"))
+    df["c"] = pd.Categorical(np.arange(len(y)) % 3)
+    mixed = SparseTreeClassifier(penalty=0.01, max_branches=2000).fit(df, y)
+    assert not mixed.stats_["incumbent_given"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
 
@@ -126,11 +127,13 @@ class SparseTreeClassifier(TreeClassifierBase):
                 source.append(j)
                 thresholds.append(np.nan)
         seen = np.zeros(len(columns), bool)
+        wide = False  # a column with several thresholds
         if any(not c.is_categorical for c in columns):
             binarizer = Binarizer(thresholds="exact").fit(X, y, columns, sample_weight)
             seen = binarizer.missing_columns_
             le = np.flatnonzero(binarizer.op_ == LE)
             left = binarizer.transform(X, features=le)  # missing values as each test says
+            wide = len(le) > 0 and np.bincount(binarizer.column_[le]).max() > 1
             for k, f in enumerate(le.tolist()):
                 j = int(binarizer.column_[f])
                 codes.append((~left[:, k]).astype(np.int32))  # code 0 = test true = left child
@@ -143,13 +146,43 @@ class SparseTreeClassifier(TreeClassifierBase):
         Z = np.stack(codes, axis=1) if codes else np.zeros((n, 0), np.int32)
         n_sources = len(columns) * (2 if seen.any() else 1)
         fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), n_sources)
+        # Every column numeric, none missing: an optimal tree of depth <= 3 is a tree of the
+        # search's family, found fast by the ordered search, and a good incumbent where the
+        # search finds good trees late: on many thresholds (on 0/1 columns it finds them
+        # early, and the incumbent would only cost time).
+        depth = 3 if self.max_depth is None else min(3, self.max_depth)
+        plain = (wide and depth > 0 and not seen.any()
+                 and not any(c.is_categorical for c in columns))
         result = solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
                        float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
                        max_branches=self.max_branches, memory_limit=self.memory_limit,
-                       feature_map=fmap, progress=self._progress)
+                       feature_map=fmap, progress=self._progress,
+                       incumbent=_depth_limited(X, y, sample_weight, len(self.classes_),
+                                                float(self.penalty), depth) if plain else None)
         if seen.any():
             result.tree = _fold_missing(result.tree, len(columns), seen)
         return result
+
+
+def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, penalty: float,
+                   depth: int) -> Callable[[float], tuple[Tree, float] | None]:
+    """An ``incumbent`` for :func:`~exactree.solvers.branches.solve`: the optimal tree of
+    depth <= ``depth`` under the same objective (:class:`~exactree.OptimalTreeClassifier`'s
+    ordered search, within the seconds given; its best tree found if cut short) and its
+    objective, counted here on the data. ``X``: numeric columns, no missing values."""
+
+    def incumbent(seconds: float) -> tuple[Tree, float] | None:
+        from .optimal import OptimalTreeClassifier
+
+        dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty,
+                                   time_limit=seconds).fit(X, y, w)
+        if not np.array_equal(dp.classes_, np.arange(n_classes)):
+            return None  # a class without weight: labels would not match
+        tree = dp.tree_
+        wrong = tree.predict(X) != y
+        return tree, float(w[wrong].sum() / w.sum() + penalty * tree.n_splits)
+
+    return incumbent
 
 
 def _fold_missing(tree: Tree, n_columns: int, seen: np.ndarray) -> Tree:

@@ -123,6 +123,8 @@ COMPLETE, EXPANDED, CLASSES = 1, 2, 4
 # nd_i[node, UBA] of an expanded branch whose incumbent is its best subtree of depth <= 2 (at
 # most the upper bound it was stored with), rebuilt by the tree extraction
 UBA_DEPTH2 = -2
+# nd_i[0, UBA] when the root's incumbent is a tree given from outside (see search.solve)
+UBA_GIVEN = -3
 # ctr entries
 (C_NODES, C_LITS, C_ACTS, C_CH, C_ITERS, C_EXPANSIONS, C_HITS, C_PRUNED, C_MAXDEP, C_REEXP,
  C_LOOKAHEADS, C_SOLVED, C_SIMILAR, C_D2, C_D2SOLVED, C_D2ROWS, C_DEDUP, C_LIFTED,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,8 @@ from ._pairs import branch_bounds, set_chains, workspace
 
 _SEED = 0x5EED_B4A7C4E5
 _MAX_LEN = 2**31 - 1
+# A search still running after this many seconds asks its ``incumbent`` function for a tree.
+INCUMBENT_AFTER = 1.0
 
 
 @dataclass
@@ -225,7 +228,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           similar_support: bool = False, depth2: int = 16, dedup: bool = True,
           memo_rows: bool = True, split_budget: bool = True, ordered: bool = True,
           nested: bool = True, chain_similar: bool = False, refresh: bool = True,
-          refine_kept: bool = True, progress: Progress | None = None) -> SolveResult:
+          refine_kept: bool = True, progress: Progress | None = None,
+          incumbent: Callable[[float], tuple[Tree, float] | None] | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
@@ -240,6 +244,13 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
     progress : reports the search and stops it on Ctrl-C (status ``"interrupted"``, best tree and
         proven bound so far); see :mod:`exactree.progress`.
+    incumbent : called once, with a number of seconds, if the search runs longer than
+        ``INCUMBENT_AFTER`` seconds: it may return a tree of the same problem (splits of the
+        solver features' kinds, over ``feature_map``'s columns) found by other means within
+        that time, and its objective. A better one becomes the root's incumbent: the answer
+        if the search stops first or proves it optimal (best-first search finds good trees
+        late on wide numeric data, where a depth-limited optimum comes fast).
+        Speed and anytime quality, not results.
     memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
@@ -381,8 +392,10 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
 
     max_nodes = 0 if max_branches is None else int(max_branches)
     deadline = None if time_limit is None else start_time + float(time_limit)
-    # Kernel calls of ~50 ms when they must stop in time or report; one call otherwise.
-    chunked = deadline is not None or progress is not None
+    # Kernel calls of ~50 ms when they must stop in time, report or ask for an incumbent; one
+    # call otherwise.
+    chunked = deadline is not None or progress is not None or incumbent is not None
+    given = None  # (tree, cost) from `incumbent`, while the root's incumbent
     chunk = 1 if chunked else 1 << 60  # one iteration first: on wide data one can take seconds
     out_of_memory = interrupted = False
     with progress.deferred_interrupts() if progress is not None else contextlib.nullcontext():
@@ -409,6 +422,14 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             now = time.perf_counter()
             if deadline is not None and now >= deadline:
                 break
+            if (incumbent is not None and now - start_time >= INCUMBENT_AFTER
+                    and st.nd_i[0, K.FLG] & K.EXPANDED):
+                given = _ask(incumbent, st, total, tol,
+                             None if deadline is None else deadline - now)
+                incumbent = None
+                if st.nd_i[0, K.FLG] & K.COMPLETE:
+                    break
+                now = time.perf_counter()
             done = int(st.ctr[K.C_ITERS]) - it0
             if chunked and done:  # aim at ~20 calls a second, never past the deadline by much
                 per_it = (now - t0) / done
@@ -418,10 +439,13 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     # a proven tree cannot improve; one cut short can, in the time left (none past time_limit)
     settle_by = (-np.inf if proven or interrupted else np.inf if deadline is None
                  else deadline)
-    tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w, tol, md,
-                          feature_map, lit_bits, cls_bits, mis_bits, bool(dedup),
-                          allmask if memo_rows else None, nxt, prv, bool(chain_similar),
-                          settle_by)
+    if st.nd_i[0, K.UBA] == K.UBA_GIVEN:
+        tree, cost = given
+    else:
+        tree, cost = _extract(st, zob, Z, y, w, weighted, w0, n_classes, card, lit_off, lam_w,
+                              tol, md, feature_map, lit_bits, cls_bits, mis_bits, bool(dedup),
+                              allmask if memo_rows else None, nxt, prv, bool(chain_similar),
+                              settle_by)
     objective = cost / total
     if cost > st.nd_f[0, K.UB] + 1e-6 * max(total, 1.0):
         raise AssertionError("BRANCHES: extracted tree costs more than the search's incumbent")
@@ -445,12 +469,34 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         "depth2_rows": int(c[K.C_D2ROWS]), "dedup_removed": int(c[K.C_DEDUP]),
         "lifted_by_chains": int(c[K.C_LIFTED]),
         "refreshed": int(c[K.C_REFRESHED]), "nested_links": n_nested,
+        "incumbent_given": given is not None,
         "n_solver_features": q, "n_splits": tree.n_splits,
         "accuracy_minus_penalty": 1.0 - objective, "root_bound": float(st.nd_f[0, K.LB]) / total,
         "time": time.perf_counter() - start_time,
     }
     return SolveResult(tree=tree, objective=objective, lower_bound=lower, status=status,
                        upper_bound=objective, stats=stats)
+
+
+def _ask(incumbent: Callable, st: _State, total: float, tol: float,
+         time_left: float | None) -> tuple[Tree, float] | None:
+    """Ask ``incumbent`` (see :func:`solve`) for a tree, with a tenth of the time left (2 s
+    without a time limit), and make it the (expanded) root's incumbent where it beats the
+    search's. Returns ``(tree, cost in weight)`` when it does, else None."""
+    budget = 2.0 if time_left is None else 0.1 * time_left
+    got = incumbent(budget) if budget > 0 else None
+    if got is None:
+        return None
+    tree, objective = got
+    cost = objective * total
+    if cost >= st.nd_f[0, K.UB] - tol:
+        return None
+    st.nd_f[0, K.UB] = cost
+    st.nd_i[0, K.UBA] = K.UBA_GIVEN
+    if st.nd_f[0, K.LB] >= cost - tol:  # proven by the bound already
+        st.nd_f[0, K.LB] = cost
+        st.nd_i[0, K.FLG] |= K.COMPLETE
+    return tree, cost
 
 
 class _Depth2:
