@@ -867,13 +867,11 @@ def test_tree_extraction_in_time_and_past_it(binary_data, monkeypatch, name, cap
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_given_incumbent_keeps_the_optimum(seed, monkeypatch):
-    """A tree given from outside (asked for at once here) never changes the proven optimum: the
-    optimal tree given is kept or matched, a worse one (the best stump) is ignored; either way
-    the tree returned realises the objective."""
-    from exactree.solvers.branches import search
-
-    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
+def test_given_incumbent_keeps_the_optimum(seed):
+    """A tree given from outside (asked for after the root's expansion) never changes the
+    proven optimum: the optimal tree given is kept (the answer, when taken: the search finds
+    none strictly better), a worse one (the best stump) is ignored; either way the tree
+    returned realises the objective."""
     Z, card, y, w, K = random_categorical(700 + seed) if seed < 4 else random_binary(700 + seed)
     for penalty in (0.0, 0.01, 0.03):
         best = solve(Z, card, y, w, K, penalty)
@@ -890,14 +888,13 @@ def test_given_incumbent_keeps_the_optimum(seed, monkeypatch):
             assert len(asked) <= 1 and all(s == 2.0 for s in asked)  # no time limit: 2 s
             if given is stump and stump.objective > best.objective + 1e-9:
                 assert not res.stats["incumbent_given"]
+            if given is best and res.stats["incumbent_given"]:
+                assert res.tree is best.tree
 
 
-def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data, monkeypatch):
+def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data):
     """Cut short, the search answers with the tree given when the search found none better, at
     its objective, under the bound proven."""
-    from exactree.solvers.branches import search
-
-    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
     X, y = binary_data("hepatitis")
     X = X.astype(int)
     y = np.unique(y, return_inverse=True)[1]
@@ -913,7 +910,7 @@ def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data, 
     assert alone.objective > best.objective + 0.005  # the search alone had not found it
 
 
-def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data(monkeypatch):
+def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data():
     """On numeric columns a search running long gets the optimal depth-3 tree as incumbent: cut
     short, it is at least that good; with a categorical column (multiway splits) it is not
     asked, a depth-3 tree with binary splits being no tree of that family."""
@@ -921,9 +918,7 @@ def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data(monkeypatch):
     from sklearn.datasets import make_classification
 
     from exactree import OptimalTreeClassifier
-    from exactree.solvers.branches import search
 
-    monkeypatch.setattr(search, "INCUMBENT_AFTER", 0.0)
     X, y = make_classification(300, 5, n_informative=4, n_redundant=0, flip_y=0.2,
                                random_state=3)
     X = X.round(1)  # some 300 thresholds: 600 literals, so 2000 branches allow a few expansions

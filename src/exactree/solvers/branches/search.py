@@ -27,8 +27,6 @@ from ._pairs import branch_bounds, set_chains, workspace
 
 _SEED = 0x5EED_B4A7C4E5
 _MAX_LEN = 2**31 - 1
-# A search still running after this many seconds asks its ``incumbent`` function for a tree.
-INCUMBENT_AFTER = 1.0
 
 
 @dataclass
@@ -244,13 +242,14 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
     progress : reports the search and stops it on Ctrl-C (status ``"interrupted"``, best tree and
         proven bound so far); see :mod:`exactree.progress`.
-    incumbent : called once, with a number of seconds, if the search runs longer than
-        ``INCUMBENT_AFTER`` seconds: it may return a tree of the same problem (splits of the
-        solver features' kinds, over ``feature_map``'s columns) found by other means within
-        that time, and its objective. A better one becomes the root's incumbent: the answer
-        if the search stops first or proves it optimal (best-first search finds good trees
-        late on wide numeric data, where a depth-limited optimum comes fast).
-        Speed and anytime quality, not results.
+    incumbent : called once, with a number of seconds, if the search goes on after its first
+        iteration (the root's expansion): it may return a tree of the same problem (splits of
+        the solver features' kinds, over ``feature_map``'s columns) found by other means
+        within that time, and its objective. A better one becomes the root's incumbent: the
+        answer if the search stops first or proves it optimal (best-first search finds good
+        trees late on wide numeric data, where a depth-limited optimum comes fast). Asked at
+        that fixed point, not after some time, so the tree does not depend on the machine's
+        speed. Speed and anytime quality, not results.
     memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
@@ -422,8 +421,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
             now = time.perf_counter()
             if deadline is not None and now >= deadline:
                 break
-            if (incumbent is not None and now - start_time >= INCUMBENT_AFTER
-                    and st.nd_i[0, K.FLG] & K.EXPANDED):
+            if incumbent is not None and st.nd_i[0, K.FLG] & K.EXPANDED:
                 given = _ask(incumbent, st, total, tol,
                              None if deadline is None else deadline - now)
                 incumbent = None
