@@ -231,7 +231,8 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("q,C", [(6, 3), (80, 2)])  # mixed-radix key, and lexsort beyond 62 bits
+# mixed-radix key; beyond 62 bits, packed bits (binary) or lexsort
+@pytest.mark.parametrize("q,C", [(6, 3), (80, 2), (70, 3)])
 def test_row_groups_are_exact(q, C):
     from exactree.solvers.branches.search import _row_groups
 

@@ -41,11 +41,12 @@ class FeatureMap:
 
 def _bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     """Rows of a boolean matrix ``(m, n)`` packed into ``(m, n_words)`` uint64 bitsets."""
-    m, n = mask.shape
-    padded = np.zeros((m, n_words * 64), np.bool_)
-    padded[:, :n] = mask
-    packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")
-    return packed.astype(np.uint64).reshape(m, n_words)
+    m = mask.shape[0]
+    packed = np.zeros((m, n_words * 8), np.uint8)  # padded in bytes, not in booleans
+    if m and mask.shape[1]:
+        b = np.packbits(mask, axis=1, bitorder="little")
+        packed[:, : b.shape[1]] = b
+    return packed.view("<u8").astype(np.uint64).reshape(m, n_words)
 
 
 def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
@@ -56,6 +57,10 @@ def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
     if np.sum(np.log2(np.maximum(card, 2))) <= 62:  # exact mixed-radix key fits in int64
         mult = np.cumprod(np.r_[1, card[:-1]]).astype(np.int64)
         return np.unique(Z.astype(np.int64) @ mult, return_inverse=True)[1].ravel()
+    if np.all(card == 2):  # each row's bits as one byte string: one sort of n strings
+        packed = np.ascontiguousarray(np.packbits(Z != 0, axis=1))
+        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+        return np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)
     order = np.lexsort(Z.T[::-1])
     rows = Z[order]
     starts = np.r_[True, np.any(rows[1:] != rows[:-1], axis=1)]
@@ -81,10 +86,11 @@ def _chains(Z: np.ndarray, card: np.ndarray,
     for c in np.unique(col[ok]):
         feats = np.flatnonzero(ok & (col == c))
         feats = feats[np.argsort(thr[feats], kind="stable")]
-        for a, b in zip(feats[:-1].tolist(), feats[1:].tolist()):
-            if not np.any((Z[:, a] == 0) & (Z[:, b] != 0)):
-                nxt[a] = b
-                prv[b] = a
+        Zc = Z[:, feats]
+        nested = ~np.any((Zc[:, :-1] == 0) & (Zc[:, 1:] != 0), axis=0)
+        a, b = feats[:-1][nested], feats[1:][nested]
+        nxt[a] = b
+        prv[b] = a
     return nxt, prv
 
 
@@ -113,9 +119,19 @@ def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
     lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
     if not bits:
         return lit_off, lit_feat, None
-    codes = np.arange(int(lit_off[-1])) - lit_off[lit_feat]
-    mask = (Z.T[lit_feat] == codes[:, None]) if q else np.zeros((0, n), bool)
-    return lit_off, lit_feat, _bits(mask, max(1, (n + 63) // 64))
+    n_words = max(1, (n + 63) // 64)
+    out = np.zeros((int(lit_off[-1]), n_words), np.uint64)
+    two = np.flatnonzero(card == 2)  # most features: code 1 packed once, code 0 its complement
+    if len(two):
+        ones = _bits(Z.T[two] != 0, n_words)
+        out[lit_off[two] + 1] = ones
+        out[lit_off[two]] = ~ones & _bits(np.ones((1, n), bool), n_words)
+    rest = np.flatnonzero(card != 2)
+    if len(rest):
+        lits = np.concatenate([np.arange(lit_off[f], lit_off[f + 1]) for f in rest])
+        codes = lits - lit_off[lit_feat[lits]]
+        out[lits] = _bits(Z.T[lit_feat[lits]] == codes[:, None], n_words)
+    return lit_off, lit_feat, out
 
 
 class _State:
