@@ -935,3 +935,28 @@ def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data():
     df["c"] = pd.Categorical(np.arange(len(y)) % 3)
     mixed = SparseTreeClassifier(penalty=0.01, max_branches=2000).fit(df, y)
     assert not mixed.stats_["incumbent_given"]
+
+
+def test_depth_limited_incumbent_uses_the_ordered_search(monkeypatch):
+    """The incumbent's DP is the ordered search: the binary one, which 'auto' picks on columns
+    with few thresholds, needs a rows x thresholds matrix and refuses large data outright,
+    which would fail a fit that the sparse search itself can run."""
+    from exactree.estimators import optimal
+    from exactree.estimators.sparse import _depth_limited
+
+    searches = []
+    fit = optimal.OptimalTreeClassifier.fit
+
+    def record(self, *args, **kwargs):
+        searches.append(self.search)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(optimal.OptimalTreeClassifier, "fit", record)
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(200, 3)).astype(float)  # few thresholds: 'auto' goes binary
+    y = (X[:, 0] + rng.integers(0, 2, 200) > 2).astype(np.int64)
+    w = np.ones(200)
+    tree, objective = _depth_limited(X, y, w, 2, 0.01, 3)(5.0)
+    assert searches == ["ordered"]
+    err = (tree.predict(X) != y).mean()
+    assert objective == pytest.approx(err + 0.01 * tree.n_splits)

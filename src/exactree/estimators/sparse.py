@@ -179,8 +179,9 @@ def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, 
     def incumbent(seconds: float) -> tuple[Tree, float] | None:
         from .optimal import OptimalTreeClassifier
 
-        dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty,
-                                   time_limit=seconds).fit(X, y, w)
+        # the ordered search: no rows x thresholds matrix, whatever the data's size
+        dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty, time_limit=seconds,
+                                   search="ordered").fit(X, y, w)
         if not np.array_equal(dp.classes_, np.arange(n_classes)):
             return None  # a class without weight: labels would not match
         tree = dp.tree_
