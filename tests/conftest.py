@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# The suite draws the same examples on every run (a gate must not pass or fail by chance);
+# HYPOTHESIS_PROFILE=explore draws new ones, to look for bugs on purpose.
+settings.register_profile("default", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))  # makes `import oracles` work under --import-mode=importlib
