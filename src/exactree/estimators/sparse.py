@@ -50,10 +50,11 @@ class SparseTreeClassifier(TreeClassifierBase):
         Seconds. The search is anytime: at the limit it keeps the best tree found, with
         ``status_ == "time_limit"`` and a proven ``lower_bound_``. On numeric columns with
         several thresholds, where best-first search finds good trees late, a search not done
-        with its first iteration also takes the optimal tree of depth <= 3 (found by
-        :class:`~exactree.OptimalTreeClassifier`'s ordered search in a tenth of the time left,
-        2 s without a limit) as its incumbent when that is better; ``stats_["incumbent_given"]``
-        says whether it was.
+        with its first iteration (the root's expansion) also takes the optimal tree of depth
+        <= 3 (:class:`~exactree.OptimalTreeClassifier`'s ordered search, in a tenth of the time
+        left, at most 10 s, 2 s without a limit; its best tree if cut short) as its incumbent
+        when that is better; ``stats_["incumbent_given"]`` says whether it was. The first such
+        fit in a process also loads (or, on a cold cache, compiles) that search's kernels.
     max_branches : int or None, default=None
         Optional cap on stored branches; ``status_ == "node_limit"`` when reached.
     memory_limit : int, default=2048
@@ -181,7 +182,7 @@ def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, 
 
         # the ordered search: no rows x thresholds matrix, whatever the data's size
         dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty, time_limit=seconds,
-                                   search="ordered").fit(X, y, w)
+                                   search="ordered", n_jobs=1).fit(X, y, w)
         if not np.array_equal(dp.classes_, np.arange(n_classes)):
             return None  # a class without weight: labels would not match
         tree = dp.tree_

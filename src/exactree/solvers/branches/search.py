@@ -265,7 +265,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         answer if the search stops first or proves it optimal (best-first search finds good
         trees late on wide numeric data, where a depth-limited optimum comes fast). Asked at
         that fixed point, not after some time, so the tree does not depend on the machine's
-        speed. Speed and anytime quality, not results.
+        speed (unless ``incumbent`` does). Speed and anytime quality, not the objective.
     memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
@@ -441,6 +441,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 given = _ask(incumbent, st, total, tol,
                              None if deadline is None else deadline - now)
                 incumbent = None
+                chunked = deadline is not None or progress is not None
+                chunk = chunk if chunked else 1 << 60
                 if st.nd_i[0, K.FLG] & K.COMPLETE:
                     break
                 now = time.perf_counter()
@@ -494,10 +496,10 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
 
 def _ask(incumbent: Callable, st: _State, total: float, tol: float,
          time_left: float | None) -> tuple[Tree, float] | None:
-    """Ask ``incumbent`` (see :func:`solve`) for a tree, with a tenth of the time left (2 s
-    without a time limit), and make it the (expanded) root's incumbent where it beats the
-    search's. Returns ``(tree, cost in weight)`` when it does, else None."""
-    budget = 2.0 if time_left is None else 0.1 * time_left
+    """Ask ``incumbent`` (see :func:`solve`) for a tree, with a tenth of the time left (at
+    most 10 s; 2 s without a time limit), and make it the (expanded) root's incumbent where it
+    beats the search's. Returns ``(tree, cost in weight)`` when it does, else None."""
+    budget = 2.0 if time_left is None else min(0.1 * time_left, 10.0)  # Ctrl-C waits for it
     got = incumbent(budget) if budget > 0 else None
     if got is None:
         return None
