@@ -416,17 +416,6 @@ def test_fitted_model_keeps_no_value_ranks():
                    "depth-3 tree's size-penalised objective the ordered search finds nothing "
                    "(off: neighbour_pruning, depth1_first or perfect_depth2 each make it pass)")
 def test_upper_bound_above_a_perfect_tree_keeps_it():
-    """Found by hypothesis (seed 100000000 of test_solver_matches_brute_force_directly)."""
-    rng = np.random.default_rng(100000000)
-    X, y, K = random_numeric(rng, 5, 18)
-    depth = int(rng.integers(1, 4))
-    w = weights_for(rng, len(y))
-    min_leaf = int(rng.integers(1, 3))
-    enc = FeatureEncoder()
-    Xe = enc.fit_transform(X)
-    feats = ordered_features(Binarizer().fit(Xe, y, enc.columns_), Xe)
-    solver = OrderedSolver(feats, y, K, sample_weight=w, max_depth=depth,
-                           min_samples_leaf=min_leaf)
-    sol = solver.solve()
-    assert sol.cost == 0.0
-    assert solver.solve(upper_bound=solver.objective(sol) + 1e-6) is not None
+    """Found by hypothesis: seed 100000000 of test_solver_matches_brute_force_directly (a
+    perfect tree of 7 splits), which fails at its upper-bound check."""
+    test_solver_matches_brute_force_directly.hypothesis.inner_test(100000000)
