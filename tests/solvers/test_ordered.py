@@ -412,10 +412,28 @@ def test_fitted_model_keeps_no_value_ranks():
     assert not model.binarizer_.ranks
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: with an upper bound just above a perfect "
-                   "depth-3 tree's size-penalised objective the ordered search finds nothing "
-                   "(off: neighbour_pruning, depth1_first or perfect_depth2 each make it pass)")
 def test_upper_bound_above_a_perfect_tree_keeps_it():
     """Found by hypothesis: seed 100000000 of test_solver_matches_brute_force_directly (a
-    perfect tree of 7 splits), which fails at its upper-bound check."""
+    perfect tree of 7 splits over 9 rows of one feature) failed its upper-bound check."""
     test_solver_matches_brute_force_directly.hypothesis.inner_test(100000000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SEED)
+def test_any_upper_bound_above_the_optimum_finds_it(seed):
+    """However far an upper bound lies above the optimal (size-penalised) objective, the search
+    finds a tree of that objective. Few rows and few classes at depth 3 give optima with no or
+    one error, where depth-two nodes are solved by sweeps for such trees only: a node searched
+    for trees without errors once returned a bound of two errors, pruning the optimum."""
+    rng = np.random.default_rng(seed)
+    X, y, K = random_numeric(rng, 4, 12)
+    w = weights_for(rng, len(y))
+    enc = FeatureEncoder()
+    Xe = enc.fit_transform(X)
+    feats = ordered_features(Binarizer().fit(Xe, y, enc.columns_), Xe)
+    solver = OrderedSolver(feats, y, K, sample_weight=w, max_depth=3)
+    best = solver.objective(solver.solve())
+    for above in (1e-6, 0.05, 0.2, 0.5, 1.0, 1.5, 3.0):
+        found = solver.solve(upper_bound=best + above)
+        assert found is not None, above
+        assert solver.objective(found) == pytest.approx(best, abs=1e-9)

@@ -1025,16 +1025,18 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
         if L > 0 and fr_fi[L] == -1 and _by_sweeps(use_perfect, fr_d[L], fr_ub[L], p_limit):
             # Only a subtree with at most one error (unit weights) or none can win here: found
             # by sweeps (see _perfect).
-            c = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L],
-                                  unit and fr_ub[L] > wmin, penalty, p_ext, p_cnt, p_cls, p_ends,
-                                  h_f, h_b)
+            one = unit and fr_ub[L] > wmin
+            c = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L], one,
+                                  penalty, p_ext, p_cnt, p_cls, p_ends, h_f, h_b)
             work += F * fr_n[L]
             if c < INF and _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) \
                     and use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,
                                fr_tot, fr_f, fr_mid, fr_d, sp, bv, best_f, best_b, kid_f, kid_b,
                                g_cost, g_f, g_b, g_own, g_tot, target, fn)
-            fr_low[L] = min(c, p_limit)  # its optimum, or a bound (any other tree costs more)
+            # Its optimum, or a bound: a tree with more errors than searched costs at least
+            # what its errors do.
+            fr_low[L] = min(c, p_limit if one else wmin)
             fr_fi[L] = F  # the frame is solved
         if use_hist and fr_d[L] == 2 and fr_fi[L] == -1 and fr_bud[L] >= 3 and not (
                 target is not None and fn is None):
