@@ -867,30 +867,47 @@ def test_tree_extraction_in_time_and_past_it(binary_data, monkeypatch, name, cap
     assert max(gains) > 0.1
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_given_incumbent_keeps_the_optimum(seed):
+def test_given_incumbent_keeps_the_optimum():
     """A tree given from outside (asked for after the root's expansion) never changes the
     proven optimum: the optimal tree given is kept (the answer, when taken: the search finds
     none strictly better), a worse one (the best stump) is ignored; either way the tree
-    returned realises the objective."""
-    Z, card, y, w, K = random_categorical(700 + seed) if seed < 4 else random_binary(700 + seed)
-    for penalty in (0.0, 0.01, 0.03):
-        best = solve(Z, card, y, w, K, penalty)
-        stump = solve(Z, card, y, w, K, penalty, max_depth=1)
-        for given in (best, stump):
-            asked = []
+    returned realises the objective. Some of the optimal trees given are taken and then
+    proven by the search."""
+    taken = 0
+    for seed in range(8):
+        Z, card, y, w, K = random_categorical(700 + seed) if seed < 4 else \
+            random_binary(700 + seed)
+        for penalty in (0.0, 0.01, 0.03):
+            best = solve(Z, card, y, w, K, penalty)
+            stump = solve(Z, card, y, w, K, penalty, max_depth=1)
+            for given in (best, stump):
+                asked = []
 
-            def incumbent(seconds, given=given):
-                asked.append(seconds)
-                return given.tree, given.objective
+                def incumbent(seconds, given=given):
+                    asked.append(seconds)
+                    return given.tree, given.objective
 
-            res = solve(Z, card, y, w, K, penalty, incumbent=incumbent)
-            assert_oracle_optimum(res, Z, card, y, w, K, penalty, None)
-            assert len(asked) <= 1 and all(s == 2.0 for s in asked)  # no time limit: 2 s
-            if given is stump and stump.objective > best.objective + 1e-9:
-                assert not res.stats["incumbent_given"]
-            if given is best and res.stats["incumbent_given"]:
-                assert res.tree is best.tree
+                res = solve(Z, card, y, w, K, penalty, incumbent=incumbent)
+                assert_oracle_optimum(res, Z, card, y, w, K, penalty, None)
+                assert len(asked) <= 1 and all(s == 2.0 for s in asked)  # no limit: 2 s
+                if given is stump and stump.objective > best.objective + 1e-9:
+                    assert not res.stats["incumbent_given"]
+                if given is best and res.stats["incumbent_given"]:
+                    assert res.status == "optimal" and res.tree is best.tree
+                    taken += 1
+    assert taken > 0
+
+
+def test_given_incumbent_is_checked():
+    """A tree deeper than ``max_depth`` or an objective that is no cost is refused."""
+    Z, card, y, w, K = random_binary(709)
+    deep = solve(Z, card, y, w, K, 0.0)
+    assert deep.tree.max_depth > 3
+    with pytest.raises(ValueError, match="deeper than max_depth=3"):
+        solve(Z, card, y, w, K, 0.0, max_depth=3,
+              incumbent=lambda seconds: (deep.tree, deep.objective))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        solve(Z, card, y, w, K, 0.0, incumbent=lambda seconds: (deep.tree, np.nan))
 
 
 def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data):
@@ -905,7 +922,7 @@ def test_given_incumbent_is_the_answer_when_the_search_stops_first(binary_data):
     res = solve(X, card, y, w, 2, 0.01, max_branches=300,
                 incumbent=lambda seconds: (best.tree, best.objective))
     assert res.status == "node_limit" and res.stats["incumbent_given"]
-    assert res.tree is best.tree and res.objective == best.objective
+    assert res.tree is best.tree and res.objective == pytest.approx(best.objective, abs=1e-12)
     assert res.lower_bound < res.objective
     alone = solve(X, card, y, w, 2, 0.01, max_branches=300)
     assert alone.objective > best.objective + 0.005  # the search alone had not found it
@@ -935,6 +952,35 @@ def test_estimator_asks_for_a_depth_limited_tree_on_numeric_data():
     df["c"] = pd.Categorical(np.arange(len(y)) % 3)
     mixed = SparseTreeClassifier(penalty=0.01, max_branches=2000).fit(df, y)
     assert not mixed.stats_["incumbent_given"]
+
+
+def test_estimator_asks_only_where_the_depth_limited_tree_helps(monkeypatch):
+    """The depth-3 incumbent is built for numeric columns with several thresholds and nothing
+    missing: not for 0/1 columns (found early by the search itself), nor with missing values
+    (the DP's tree would not send them where the search does), nor with max_depth=0."""
+    from exactree.estimators import sparse
+
+    built = []
+    make = sparse._depth_limited
+
+    def record(*args):
+        built.append(args[-1])
+        return make(*args)
+
+    monkeypatch.setattr(sparse, "_depth_limited", record)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3)).round(1)
+    y = (X[:, 0] + X[:, 1] > 0).astype(np.int64)
+    SparseTreeClassifier(penalty=0.01, max_branches=50).fit(X, y)
+    assert built == [3]
+    SparseTreeClassifier(penalty=0.01, max_depth=2, max_branches=50).fit(X, y)
+    assert built == [3, 2]
+    SparseTreeClassifier(penalty=0.01, max_branches=50).fit((X > 0).astype(float), y)
+    Xm = X.copy()
+    Xm[::7, 2] = np.nan
+    SparseTreeClassifier(penalty=0.01, max_branches=50).fit(Xm, y)
+    SparseTreeClassifier(penalty=0.01, max_depth=0).fit(X, y)
+    assert built == [3, 2]
 
 
 def test_depth_limited_incumbent_uses_the_ordered_search(monkeypatch):

@@ -20,7 +20,8 @@ for the anytime time limit, or full arrays) and the Python driver can grow them 
 
 ``nd_i[node]``  int32 fields ``LS`` (start of its sorted literals in ``lit_store``), ``DEP``
                 (number of literals), ``UBA`` (action of the incumbent subtree, -1 = leaf,
-                ``UBA_DEPTH2`` = its best subtree of depth <= 2),
+                ``UBA_DEPTH2`` = its best subtree of depth <= 2, ``UBA_GIVEN`` = at the
+                root, a tree given from outside),
                 ``FLG`` (``COMPLETE`` | ``EXPANDED``), ``AS``/``NA`` (its action records);
 ``nd_f[node]``  ``LEAF`` (leaf cost), ``LB``, ``UB``, ``EQ`` (weight no tree can classify:
                 rows outvoted inside their group of identical feature vectors), ``REST`` (lower

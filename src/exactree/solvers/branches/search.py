@@ -439,7 +439,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 break
             if incumbent is not None and st.nd_i[0, K.FLG] & K.EXPANDED:
                 given = _ask(incumbent, st, total, tol,
-                             None if deadline is None else deadline - now)
+                             None if deadline is None else deadline - now, max_depth)
                 incumbent = None
                 chunked = deadline is not None or progress is not None
                 chunk = chunk if chunked else 1 << 60
@@ -494,8 +494,8 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                        upper_bound=objective, stats=stats)
 
 
-def _ask(incumbent: Callable, st: _State, total: float, tol: float,
-         time_left: float | None) -> tuple[Tree, float] | None:
+def _ask(incumbent: Callable, st: _State, total: float, tol: float, time_left: float | None,
+         max_depth: int | None) -> tuple[Tree, float] | None:
     """Ask ``incumbent`` (see :func:`solve`) for a tree, with a tenth of the time left (at
     most 10 s; 2 s without a time limit), and make it the (expanded) root's incumbent where it
     beats the search's. Returns ``(tree, cost in weight)`` when it does, else None."""
@@ -504,6 +504,12 @@ def _ask(incumbent: Callable, st: _State, total: float, tol: float,
     if got is None:
         return None
     tree, objective = got
+    if max_depth is not None and tree.max_depth > max_depth:
+        raise ValueError(f"the incumbent tree has depth {tree.max_depth}, deeper than "
+                         f"max_depth={max_depth}")
+    if not np.isfinite(objective) or objective < 0:
+        raise ValueError(f"the incumbent tree's objective must be finite and >= 0, "
+                         f"got {objective!r}")
     cost = objective * total
     if cost >= st.nd_f[0, K.UB] - tol:
         return None
