@@ -245,6 +245,54 @@ def test_row_groups_are_exact(q, C):
     assert len(pairs) == len(set(ref.tolist())) == len(set(got.tolist()))
 
 
+@pytest.mark.parametrize("n", [1, 7, 64, 130])
+def test_literal_bitsets_hold_their_rows(n):
+    """Every literal's bitset holds exactly the rows with its code (binary features packed
+    down the columns, the others row by row), with nothing in the padding."""
+    from exactree.solvers.branches.search import _literals
+
+    rng = np.random.default_rng(n)
+    card = np.array([2, 3, 2, 1, 4, 2])
+    Z = (rng.integers(0, 12, size=(n, len(card))) % card).astype(np.int32)
+    lit_off, lit_feat, bits = _literals(Z, card)
+    for f in range(len(card)):
+        for code in range(card[f]):
+            word = bits[lit_off[f] + code]
+            held = [(int(word[r // 64]) >> (r % 64)) & 1 for r in range(64 * len(word))]
+            assert held == (Z[:, f] == code).tolist() + [0] * (64 * len(word) - n)
+            assert lit_feat[lit_off[f] + code] == f
+
+
+def test_threshold_codes_are_the_binarizer_tests():
+    """The sparse estimator's codes of raw numeric columns (ties, unsorted thresholds, missing
+    values, a constant column, a categorical column) are the Binarizer's tests negated."""
+    from exactree.data import Binarizer
+    from exactree.data.binarize import LE
+    from exactree.data.encoding import FeatureEncoder
+    from exactree.estimators.sparse import _threshold_codes
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 6, size=(90, 4)).astype(float)
+    X[:, 1] = rng.normal(size=90).round(1)
+    X[::5, 2] = np.nan
+    X[:, 3] = 2.0
+    X = np.column_stack([X, rng.integers(0, 3, 90)])
+    y = rng.integers(0, 3, 90)
+    enc = FeatureEncoder(categorical=[4], allow_nan=True)
+    Xe = enc.fit_transform(X)
+    binz = Binarizer(thresholds="exact").fit(Xe, y, enc.columns_)
+    le = np.flatnonzero(binz.op_ == LE)
+    le = le[rng.permutation(len(le))]
+    assert binz.missing_columns_.tolist() == [False, False, True, False, False]
+    out = np.full((90, len(le)), 7, np.int32)
+    _threshold_codes(Xe, binz, le, out)
+    assert np.array_equal(out, ~binz.transform(Xe, features=le))
+    le.sort()  # each column's tests side by side, by threshold: written in place
+    out[:] = 7
+    _threshold_codes(Xe, binz, le, out)
+    assert np.array_equal(out, ~binz.transform(Xe, features=le))
+
+
 def random_binary(seed: int):
     """Binary features (some duplicated rows), 2-4 classes, weighted on even seeds."""
     rng = np.random.default_rng(seed)
@@ -628,16 +676,17 @@ def test_ordered_thresholds_keep_the_optimum():
 def test_ordered_thresholds_chains_follow_the_data():
     """Neighbouring thresholds are linked only where their left sides nest on the data."""
     from exactree.solvers.branches import FeatureMap
-    from exactree.solvers.branches.search import _chains
+    from exactree.solvers.branches.search import _chains, _literals
 
     x = np.array([0.0, 1.0, 2.0, 3.0])
     Z = np.stack([(x > 2.5), (x > 0.5), (x > 1.5), (x > 9.0) | (x == 0)], 1).astype(int)
     fmap = FeatureMap(np.array([0, 0, 0, 0]), np.array([2.5, 0.5, 1.5, 9.0]), 1)
-    nxt, prv = _chains(Z, np.full(4, 2), fmap)
+    lit_off, _, lit_bits = _literals(Z, np.full(4, 2))
+    nxt, prv = _chains(lit_bits, lit_off, np.full(4, 2), fmap)
     # by threshold: f1 (0.5) -> f2 (1.5) -> f0 (2.5); f3 does not nest (row 0 is right)
     assert nxt.tolist() == [-1, 2, 0, -1] and prv.tolist() == [2, -1, 1, -1]
     fmap.threshold[1] = np.nan  # categorical: no chain through it
-    nxt, prv = _chains(Z, np.full(4, 2), fmap)
+    nxt, prv = _chains(lit_bits, lit_off, np.full(4, 2), fmap)
     assert nxt.tolist() == [-1, -1, 0, -1]
 
 
