@@ -217,6 +217,11 @@ def test_non_integer_codes_in_declared_categorical_column():
 def test_solver_rejects_bad_codes():
     with pytest.raises(ValueError, match="code outside"):
         solve(np.array([[0], [2]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, 0.1)
+    with pytest.raises(ValueError, match="code outside"):
+        solve(np.array([[0, 0], [-1, 1]]), np.array([2, 2]), np.array([0, 1]), np.ones(2), 2, 0.1)
+    solve(np.array([[0, 0], [2, 1]]), np.array([3, 2]), np.array([0, 1]), np.ones(2), 2, 0.1)
+    with pytest.raises(ValueError, match="code outside"):  # within one column's, not another's
+        solve(np.array([[0, 2], [2, 1]]), np.array([3, 2]), np.array([0, 1]), np.ones(2), 2, 0.1)
     with pytest.raises(ValueError, match="penalty"):
         solve(np.array([[0], [1]]), np.array([2]), np.array([0, 1]), np.ones(2), 2, -1.0)
     with pytest.raises(ValueError, match="class index"):

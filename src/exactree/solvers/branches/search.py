@@ -364,7 +364,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         raise ValueError(f"penalty must be in [0, 1], got {penalty!r}")
     if card.shape != (q,) or np.any(card < 1):
         raise ValueError("card must give a positive category count for every column of Z")
-    if n and (np.any(Z < 0) or np.any(Z >= card[None, :])):
+    if n and q and (Z.min() < 0 or np.any(Z.max(axis=0) >= card)):
         raise ValueError("Z holds a code outside 0..card-1")
     if y.shape != (n,) or w.shape != (n,):
         raise ValueError(f"y and w need one entry per row of Z ({n})")
