@@ -298,6 +298,23 @@ def test_threshold_codes_are_the_binarizer_tests():
     assert np.array_equal(out, ~binz.transform(Xe, features=le))
 
 
+def test_features_with_many_categories():
+    """Codes are held in bytes up to 256 categories, in int32 beyond: a column of 300
+    categories gives the optimum of the DP over every branch, through the estimator."""
+    from exactree.solvers.branches.search import code_dtype
+
+    assert code_dtype(np.array([256, 2])) is np.uint8
+    assert code_dtype(np.array([257, 2])) is np.int32
+    rng = np.random.default_rng(11)
+    n = 700
+    Z = np.column_stack([rng.permutation(np.arange(n) % 300), rng.integers(0, 2, n)])
+    y = np.where(rng.random(n) < 0.8, (Z[:, 0] % 3 == 0) ^ (Z[:, 1] == 1), rng.integers(0, 2, n))
+    for penalty in (0.002, 0.02):
+        clf = SparseTreeClassifier(penalty=penalty, categorical_features=[0]).fit(Z, y)
+        assert clf.status_ == "optimal"
+        assert clf.objective_ == pytest.approx(all_branches_cost(Z, y, penalty), abs=1e-12)
+
+
 def random_binary(seed: int):
     """Binary features (some duplicated rows), 2-4 classes, weighted on even seeds."""
     rng = np.random.default_rng(seed)

@@ -13,6 +13,7 @@ from ..data import Binarizer
 from ..data.binarize import LE, MISSING_TRUE
 from ..data.encoding import Column, _is_dataframe
 from ..solvers.branches import FeatureMap, solve
+from ..solvers.branches.search import code_dtype
 from ..solvers.result import SolveResult
 from ..tree.tree import LEAF, THRESHOLD, Tree
 from ._params import Interval, StrOptions
@@ -143,7 +144,7 @@ class SparseTreeClassifier(TreeClassifierBase):
             # so the tree the solver builds tells it from "x <= t"; see _fold_missing.
             source += (column + len(columns) * (binarizer.missing_[le] == MISSING_TRUE)).tolist()
             thresholds += binarizer.value_[le].tolist()
-        Z = np.empty((len(y), len(cat) + len(le)), np.int32)
+        Z = np.empty((len(y), len(cat) + len(le)), code_dtype(np.array(card, np.int64)))
         Z[:, : len(cat)] = X[:, cat]
         if len(le):
             _threshold_codes(X, binarizer, le, out=Z[:, len(cat):])
