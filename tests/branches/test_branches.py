@@ -1043,15 +1043,42 @@ def test_estimator_asks_only_where_the_depth_limited_tree_helps(monkeypatch):
     X = rng.normal(size=(60, 3)).round(1)
     y = (X[:, 0] + X[:, 1] > 0).astype(np.int64)
     SparseTreeClassifier(penalty=0.01, max_branches=50).fit(X, y)
-    assert built == [3]
+    assert built == [None]
     SparseTreeClassifier(penalty=0.01, max_depth=2, max_branches=50).fit(X, y)
-    assert built == [3, 2]
+    assert built == [None, 2]
     SparseTreeClassifier(penalty=0.01, max_branches=50).fit((X > 0).astype(float), y)
     Xm = X.copy()
     Xm[::7, 2] = np.nan
     SparseTreeClassifier(penalty=0.01, max_branches=50).fit(Xm, y)
     SparseTreeClassifier(penalty=0.01, max_depth=0).fit(X, y)
-    assert built == [3, 2]
+    assert built == [None, 2]
+
+
+def test_depth_limited_incumbent_deepens_while_it_pays(monkeypatch):
+    """The incumbent's DP goes one level deeper while a level improves on the one above: on
+    four-way parity depth 4 is perfect, depth 5 adds nothing and ends it; ``max_depth`` caps
+    it."""
+    from exactree.estimators import optimal
+    from exactree.estimators.sparse import _depth_limited
+
+    depths = []
+    fit = optimal.OptimalTreeClassifier.fit
+
+    def record(self, *args, **kwargs):
+        depths.append(self.max_depth)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(optimal.OptimalTreeClassifier, "fit", record)
+    rng = np.random.default_rng(1)
+    X = rng.integers(-3, 4, size=(160, 4)).astype(float)
+    y = ((X > 0).sum(axis=1) % 2).astype(np.int64)
+    w = np.ones(len(y))
+    tree, objective = _depth_limited(X, y, w, 2, 0.001, None)(60.0)
+    assert depths == [3, 4, 5]
+    assert tree.max_depth == 4 and objective == pytest.approx(0.001 * tree.n_splits)
+    depths.clear()
+    tree, objective = _depth_limited(X, y, w, 2, 0.001, 3)(60.0)
+    assert depths == [3] and tree.max_depth == 3 and objective > 0.1
 
 
 def test_depth_limited_incumbent_uses_the_ordered_search(monkeypatch):

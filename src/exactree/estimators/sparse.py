@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
@@ -150,19 +151,19 @@ class SparseTreeClassifier(TreeClassifierBase):
             _threshold_codes(X, binarizer, le, out=Z[:, len(cat):])
         n_sources = len(columns) * (2 if seen.any() else 1)
         fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), n_sources)
-        # Every column numeric, none missing: an optimal tree of depth <= 3 is a tree of the
-        # search's family, found fast by the ordered search, and a good incumbent where the
-        # search finds good trees late: on many thresholds (on 0/1 columns it finds them
-        # early, and the incumbent would only cost time).
-        depth = 3 if self.max_depth is None else min(3, self.max_depth)
-        plain = (wide and depth > 0 and not seen.any()
+        # Every column numeric, none missing: an optimal tree of depth <= 3 (or deeper) is a
+        # tree of the search's family, found fast by the ordered search, and a good incumbent
+        # where the search finds good trees late: on many thresholds (on 0/1 columns it finds
+        # them early, and the incumbent would only cost time).
+        plain = (wide and self.max_depth != 0 and not seen.any()
                  and not any(c.is_categorical for c in columns))
         result = solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
                        float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
                        max_branches=self.max_branches, memory_limit=self.memory_limit,
                        feature_map=fmap, progress=self._progress,
                        incumbent=_depth_limited(X, y, sample_weight, len(self.classes_),
-                                                float(self.penalty), depth) if plain else None)
+                                                float(self.penalty), self.max_depth)
+                       if plain else None)
         if seen.any():
             result.tree = _fold_missing(result.tree, len(columns), seen)
         return result
@@ -193,23 +194,38 @@ def _threshold_codes(X: np.ndarray, binarizer: Binarizer, features: np.ndarray,
 
 
 def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, penalty: float,
-                   depth: int) -> Callable[[float], tuple[Tree, float] | None]:
-    """An ``incumbent`` for :func:`~exactree.solvers.branches.solve`: the optimal tree of
-    depth <= ``depth`` under the same objective (:class:`~exactree.OptimalTreeClassifier`'s
-    ordered search, within the seconds given; its best tree found if cut short) and its
-    objective, counted here on the data. ``X``: numeric columns, no missing values."""
+                   max_depth: int | None) -> Callable[[float], tuple[Tree, float] | None]:
+    """An ``incumbent`` for :func:`~exactree.solvers.branches.solve`: the best of the optimal
+    trees of depth <= 3, 4, ... (at most ``max_depth``) under the same objective
+    (:class:`~exactree.OptimalTreeClassifier`'s ordered search, within the seconds given; its
+    best tree found if cut short) and its objective, counted here on the data. It deepens while
+    a level improves on the one above and the seconds last: a few levels where deeper trees
+    pay, one more than needed where they do not. ``X``: numeric columns, no missing values."""
 
     def incumbent(seconds: float) -> tuple[Tree, float] | None:
         from .optimal import OptimalTreeClassifier
 
-        # the ordered search: no rows x thresholds matrix, whatever the data's size
-        dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty, time_limit=seconds,
-                                   search="ordered", n_jobs=1).fit(X, y, w)
-        if not np.array_equal(dp.classes_, np.arange(n_classes)):
-            return None  # a class without weight: labels would not match
-        tree = dp.tree_
-        wrong = tree.predict(X) != y
-        return tree, float(w[wrong].sum() / w.sum() + penalty * tree.n_splits)
+        end = time.perf_counter() + seconds
+        best = None
+        depth = 3 if max_depth is None else min(3, max_depth)
+        while max_depth is None or depth <= max_depth:
+            left = end - time.perf_counter()
+            if left <= 0:
+                break
+            # the ordered search: no rows x thresholds matrix, whatever the data's size
+            dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty, time_limit=left,
+                                       search="ordered", n_jobs=1).fit(X, y, w)
+            if not np.array_equal(dp.classes_, np.arange(n_classes)):
+                return None  # a class without weight: labels would not match
+            wrong = dp.tree_.predict(X) != y
+            objective = float(w[wrong].sum() / w.sum() + penalty * dp.tree_.n_splits)
+            improved = best is None or objective < best[1] - 1e-12
+            if improved:
+                best = (dp.tree_, objective)
+            if dp.status_ != "optimal" or not improved:
+                break
+            depth += 1
+        return best
 
     return incumbent
 
