@@ -1058,49 +1058,49 @@ def test_depth_limited_incumbent_deepens_while_it_pays(monkeypatch):
     """The incumbent's DP goes one level deeper while a level improves on the one above: on
     four-way parity depth 4 is perfect, depth 5 adds nothing and ends it; ``max_depth`` caps
     it."""
-    from exactree.estimators import optimal
     from exactree.estimators.sparse import _depth_limited
 
-    depths = []
-    fit = optimal.OptimalTreeClassifier.fit
-
-    def record(self, *args, **kwargs):
-        depths.append(self.max_depth)
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(optimal.OptimalTreeClassifier, "fit", record)
+    fits = record_dp_fits(monkeypatch)
     rng = np.random.default_rng(1)
     X = rng.integers(-3, 4, size=(160, 4)).astype(float)
     y = ((X > 0).sum(axis=1) % 2).astype(np.int64)
     w = np.ones(len(y))
     tree, objective = _depth_limited(X, y, w, 2, 0.001, None)(60.0)
-    assert depths == [3, 4, 5]
+    assert [dp.max_depth for dp in fits] == [3, 4, 5]
     assert tree.max_depth == 4 and objective == pytest.approx(0.001 * tree.n_splits)
-    depths.clear()
+    fits.clear()
     tree, objective = _depth_limited(X, y, w, 2, 0.001, 3)(60.0)
-    assert depths == [3] and tree.max_depth == 3 and objective > 0.1
+    assert [dp.max_depth for dp in fits] == [3] and tree.max_depth == 3 and objective > 0.1
+
+
+def record_dp_fits(monkeypatch) -> list:
+    """Every OptimalTreeClassifier fitted from now on (the estimators, with their
+    parameters)."""
+    from exactree.estimators import optimal
+
+    fits = []
+    fit = optimal.OptimalTreeClassifier.fit
+
+    def record(self, *args, **kwargs):
+        fits.append(self)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(optimal.OptimalTreeClassifier, "fit", record)
+    return fits
 
 
 def test_depth_limited_incumbent_uses_the_ordered_search(monkeypatch):
     """The incumbent's DP is the ordered search: the binary one, which 'auto' picks on columns
     with few thresholds, needs a rows x thresholds matrix and refuses large data outright,
     which would fail a fit that the sparse search itself can run."""
-    from exactree.estimators import optimal
     from exactree.estimators.sparse import _depth_limited
 
-    searches = []
-    fit = optimal.OptimalTreeClassifier.fit
-
-    def record(self, *args, **kwargs):
-        searches.append(self.search)
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(optimal.OptimalTreeClassifier, "fit", record)
+    fits = record_dp_fits(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.integers(0, 4, size=(200, 3)).astype(float)  # few thresholds: 'auto' goes binary
     y = (X[:, 0] + rng.integers(0, 2, 200) > 2).astype(np.int64)
     w = np.ones(200)
     tree, objective = _depth_limited(X, y, w, 2, 0.01, 3)(5.0)
-    assert searches == ["ordered"]
+    assert [dp.search for dp in fits] == ["ordered"]
     err = (tree.predict(X) != y).mean()
     assert objective == pytest.approx(err + 0.01 * tree.n_splits)
