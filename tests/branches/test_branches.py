@@ -242,7 +242,7 @@ def test_row_groups_are_exact(q, C):
     from exactree.solvers.branches.search import _row_groups
 
     rng = np.random.default_rng(q)
-    Z = rng.integers(0, C, size=(300, q)).astype(np.int32)
+    Z = rng.integers(0, C, size=(300, q)).astype(np.uint8 if C == 2 else np.int32)
     Z[150:] = Z[:150][rng.permutation(150)]  # plenty of duplicates
     got = _row_groups(Z, np.full(q, C))
     ref = np.unique(Z, axis=0, return_inverse=True)[1].ravel()
@@ -251,14 +251,16 @@ def test_row_groups_are_exact(q, C):
 
 
 @pytest.mark.parametrize("n", [1, 7, 64, 130])
-def test_literal_bitsets_hold_their_rows(n):
+@pytest.mark.parametrize("card,dtype", [([2, 3, 2, 1, 4, 2], np.int32), ([2, 2, 2], np.uint8)])
+def test_literal_bitsets_hold_their_rows(n, card, dtype):
     """Every literal's bitset holds exactly the rows with its code (binary features packed
-    down the columns, the others row by row), with nothing in the padding."""
+    down the columns, the others row by row; all-binary bytes read as booleans in place), with
+    nothing in the padding."""
     from exactree.solvers.branches.search import _literals
 
     rng = np.random.default_rng(n)
-    card = np.array([2, 3, 2, 1, 4, 2])
-    Z = (rng.integers(0, 12, size=(n, len(card))) % card).astype(np.int32)
+    card = np.array(card)
+    Z = (rng.integers(0, 12, size=(n, len(card))) % card).astype(dtype)
     lit_off, lit_feat, bits = _literals(Z, card)
     for f in range(len(card)):
         for code in range(card[f]):

@@ -56,6 +56,11 @@ def code_dtype(card: np.ndarray) -> type:
     return np.uint8 if len(card) == 0 or int(np.max(card)) <= 256 else np.int32
 
 
+def _binary(Z: np.ndarray) -> np.ndarray:
+    """``Z != 0`` for codes that are all 0 or 1: a view when they are bytes (no copy)."""
+    return Z.view(np.bool_) if Z.dtype == np.uint8 else Z != 0
+
+
 def _column_bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     """Columns of a boolean matrix ``(n, m)`` packed into ``(m, n_words)`` uint64 bitsets, as
     :func:`_bits` packs the rows of its transpose. Bytes are formed from eight rows at a time
@@ -82,7 +87,7 @@ def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
         mult = np.cumprod(np.r_[1, card[:-1]]).astype(np.int64)
         return np.unique(Z.astype(np.int64) @ mult, return_inverse=True)[1].ravel()
     if np.all(card == 2):  # each row's bits as one byte string: one sort of n strings
-        packed = np.ascontiguousarray(np.packbits(Z != 0, axis=1))
+        packed = np.ascontiguousarray(np.packbits(_binary(Z), axis=1))
         keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
         return np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)
     order = np.lexsort(Z.T[::-1])
@@ -146,7 +151,7 @@ def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
     out = np.zeros((int(lit_off[-1]), n_words), np.uint64)
     two = np.flatnonzero(card == 2)  # most features: code 1 packed once, code 0 its complement
     if len(two):
-        ones = _column_bits(Z != 0 if len(two) == q else Z[:, two] != 0, n_words)
+        ones = _column_bits(_binary(Z) if len(two) == q else Z[:, two] != 0, n_words)
         out[lit_off[two] + 1] = ones
         out[lit_off[two]] = ~ones & _bits(np.ones((1, n), bool), n_words)
     rest = np.flatnonzero(card != 2)
