@@ -52,11 +52,12 @@ class SparseTreeClassifier(TreeClassifierBase):
         Seconds. The search is anytime: at the limit it keeps the best tree found, with
         ``status_ == "time_limit"`` and a proven ``lower_bound_``. On numeric columns with
         several thresholds, where best-first search finds good trees late, a search not done
-        with its first iteration (the root's expansion) also takes the optimal tree of depth
-        <= 3 (:class:`~exactree.OptimalTreeClassifier`'s ordered search, in a tenth of the time
-        left, at most 10 s, 2 s without a limit; its best tree if cut short) as its incumbent
-        when that is better; ``stats_["incumbent_given"]`` says whether it was. The first such
-        fit in a process also loads (or, on a cold cache, compiles) that search's kernels.
+        with its first iteration (the root's expansion) also takes the best of the optimal
+        trees of depth <= 3, 4, ... (:class:`~exactree.OptimalTreeClassifier`'s ordered search,
+        one level deeper while a level improves, in a tenth of the time left, at most 10 s,
+        2 s without a limit; its best tree if cut short) as its incumbent when that is
+        better; ``stats_["incumbent_given"]`` says whether it was. The first such fit in a
+        process also loads (or, on a cold cache, compiles) that search's kernels.
     max_branches : int or None, default=None
         Optional cap on stored branches; ``status_ == "node_limit"`` when reached.
     memory_limit : int, default=2048
@@ -145,7 +146,7 @@ class SparseTreeClassifier(TreeClassifierBase):
             # so the tree the solver builds tells it from "x <= t"; see _fold_missing.
             source += (column + len(columns) * (binarizer.missing_[le] == MISSING_TRUE)).tolist()
             thresholds += binarizer.value_[le].tolist()
-        Z = np.empty((len(y), len(cat) + len(le)), code_dtype(np.array(card, np.int64)))
+        Z = np.empty((len(y), len(cat) + len(le)), code_dtype(card))
         Z[:, : len(cat)] = X[:, cat]
         if len(le):
             _threshold_codes(X, binarizer, le, out=Z[:, len(cat):])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +49,7 @@ def _bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     return packed.view("<u8").astype(np.uint64).reshape(m, n_words)
 
 
-def code_dtype(card: np.ndarray) -> type:
+def code_dtype(card: Sequence[int] | np.ndarray) -> type:
     """The integer type the search holds its codes in: bytes when every feature has at most
     256 categories (threshold features have two), else int32. The kernels are compiled for
     each type used."""
