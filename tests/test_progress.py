@@ -80,6 +80,33 @@ def test_verbose_prints_live_lines_and_a_summary(fast_lines, capsys, search):
     assert nodes == sorted(nodes) and nodes[-1] > 0
 
 
+def test_no_lines_while_kernels_compile(fast_lines, capsys, monkeypatch):
+    """While an exactree kernel compiles the watcher prints nothing (its counters would be
+    empty); lines resume once compiling ends."""
+    import exactree._compile_note as note
+
+    monkeypatch.setattr(note, "_depth", 1)  # as during a cold compile
+    board = progress_module.new_board()
+    p = progress_module.Progress(verbose=2, name="OptimalTreeClassifier")
+    p.run(lambda: time.sleep(0.4), board)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(note, "_depth", 0)
+    p.run(lambda: time.sleep(0.4), board)
+    assert len(capsys.readouterr().err.splitlines()) >= 2
+
+
+@pytest.mark.parametrize("search", ["ordered", "binary"])
+def test_a_finished_fit_reports_its_real_node_count(capsys, search):
+    """A fit too short for the kernel's periodic board writes still reports its nodes."""
+    X, y = hard_numeric(n=80, d=3) if search == "ordered" else hard_binary(n=60, d=6)
+    depth = 2 if search == "ordered" else 3  # (binary: a depth-2 fit is one depth-2 solve)
+    model = OptimalTreeClassifier(max_depth=depth, verbose=1, search=search).fit(X, y)
+    err = capsys.readouterr().err.strip().splitlines()
+    nodes = int(err[-1].split("nodes ")[1].split()[0].replace(",", ""))
+    counter = "split_evaluations" if search == "ordered" else "frames"
+    assert nodes == model.stats_[counter] > 0
+
+
 def test_verbose_two_adds_the_counters_and_zero_is_silent(capsys):
     X, y = hard_numeric(n=80, d=3)
     OptimalTreeClassifier(max_depth=2, verbose=0).fit(X, y)

@@ -16,6 +16,21 @@ MESSAGE = ("exactree: compiling the search kernels (first run only; later runs l
 
 _installed = False
 _said = False
+_depth = 0  # exactree kernels compiling now (compiles nest: a kernel compiles its callees)
+
+
+def compiling() -> bool:
+    """Whether an exactree kernel is compiling at this moment (the progress thread stays
+    silent meanwhile: its counters would only say that nothing has run yet)."""
+    return _depth > 0
+
+
+def _ours(ev) -> bool:
+    """Whether a compile event is an exactree kernel's. A user's objective
+    (exactree.objectives) compiles in every process: not a sign of a cold cache."""
+    dispatcher = (ev.data or {}).get("dispatcher")
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    return module.startswith("exactree.") and not module.startswith("exactree.objectives")
 
 
 def note_compiling() -> None:
@@ -35,17 +50,17 @@ def note_compiling() -> None:
 
     class _Note(event.Listener):
         def on_start(self, ev: event.Event) -> None:
-            global _said
-            dispatcher = (ev.data or {}).get("dispatcher")
-            module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-            # A user's objective (exactree.objectives) compiles in every process: not a sign
-            # of a cold cache.
-            if (not _said and module.startswith("exactree.")
-                    and not module.startswith("exactree.objectives")):
+            global _said, _depth
+            if not _ours(ev):
+                return
+            _depth += 1
+            if not _said:
                 _said = True
                 print(MESSAGE, file=sys.stderr, flush=True)
 
         def on_end(self, ev: event.Event) -> None:
-            pass
+            global _depth
+            if _ours(ev):
+                _depth = max(_depth - 1, 0)
 
     event.register("numba:compile", _Note())

@@ -28,6 +28,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ._compile_note import compiling
+
 try:  # the C functions behind `signal`, without its enum wrapping (microseconds a fit)
     import _signal as _raw_signal
 except ImportError:  # pragma: no cover - CPython has it
@@ -76,7 +78,7 @@ class _Watcher(threading.Thread):
                 if interrupt:  # Ctrl-C stops every running search
                     progress.interrupted = True
                     board[DEADLINE] = -math.inf  # the kernel stops at its next clock check
-                elif not ready and progress.verbose:  # a second has passed
+                elif not ready and progress.verbose and not compiling():  # a second passed
                     progress._read(board, scale, track)
                     progress._report()
 
@@ -151,14 +153,20 @@ class Progress:
 
     # ------------------------------------------------------------------ running kernels
     def run(self, kernel: Callable[..., Any], board: np.ndarray, *args: Any,
-            scale: float = 1.0, track: bool = True) -> Any:
+            scale: float = 1.0, track: bool = True,
+            count: tuple[np.ndarray, int] | None = None) -> Any:
         """``kernel(*args)``, which reads and writes ``board``: reported about once a second at
         ``verbose`` >= 1, stopped by Ctrl-C (then every later call returns at once too).
         ``scale`` turns the board's costs into the fit's units; ``track=False`` reads only the
-        node count (the caller reports its own objective with :meth:`update`)."""
+        node count (the caller reports its own objective with :meth:`update`). ``count``:
+        ``(stats, i)``, the kernel's own node counter, read once it returns (kernels write
+        ``board[NODES]`` only at their periodic clock checks, which a short call never
+        reaches)."""
         if self.interrupted:
             board[DEADLINE] = -math.inf
         self._nodes_before = self._nodes_done
+        if count is not None:  # the kernel writes the solver's running total, not this call's
+            self._nodes_before -= float(count[0][count[1]])
         watcher = _watcher if _watcher is not None else _get_watcher()
         me = threading.get_ident()
         watcher.active[me] = (self, board, scale, track)
@@ -169,6 +177,8 @@ class Progress:
                 result = kernel(*args)
         finally:
             del watcher.active[me]
+        if count is not None:
+            board[NODES] = count[0][count[1]]
         self._read(board, scale, track)
         self._nodes_done = self.nodes
         return result

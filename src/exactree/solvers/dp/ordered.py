@@ -40,6 +40,7 @@ from ._ordered import (
     DONE,
     INF,
     SEGMENT_MAX_CLASSES,
+    ST_EVALS,
     STAT_NAMES,
     TECHNIQUES,
     USE_MINIMAL_SIZE,
@@ -449,7 +450,8 @@ class OrderedSolver:
             if progress is None:
                 outcome, cost, lb = search(*args)
             else:
-                outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale)
+                outcome, cost, lb = progress.run(search, board, *args, scale=self.cost_scale,
+                                                  count=(self.stats, ST_EVALS))
         if cost == INF:
             tree_f[:] = -1
         return outcome, cost, lb, self._tree(tree_f, tree_b, depth)

@@ -26,6 +26,7 @@ from ._route import route_weights
 from ._search import (
     ARCHIVE,
     DONE,
+    ST_FRAMES,
     INF,
     USE_CACHE,
     USE_DEPTH2,
@@ -510,7 +511,8 @@ class DPSolver:
         if progress is None:
             out = search(*args)
         else:
-            out = progress.run(search, board, *args, scale=self.scale, track=self.track_best)
+            out = progress.run(search, board, *args, scale=self.scale, track=self.track_best,
+                               count=(self.stats, ST_FRAMES))
         self.cache.update(out[7:12])
         return out[:7]
 
