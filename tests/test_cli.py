@@ -106,7 +106,7 @@ def test_delimiters_and_bom_read_like_the_plain_file(name, good_tree, capsys):
     ("fit", "duplicate_header.csv", "names column 'size' twice (columns 1 and 3)"),
     ("predict", "duplicate_header.csv", "names column 'size' twice"),
     ("fit", "empty_label.csv", "target column 'label', data row 5: empty label"),
-    ("fit", "dates.csv", "column 'day' in"),
+    ("fit", "dates.csv", "dates.csv: column 'day' holds dates or times"),
     ("fit", "continuous_target.csv", "target column 'bill_length_mm' holds continuous numbers"),
     ("fit", "binary.csv", "is not a text CSV file (it holds binary data)"),
     ("predict", "binary.csv", "is not a text CSV file"),
@@ -132,7 +132,52 @@ def test_text_that_is_not_utf8(tmp_path, capsys):
 
 def test_dates_say_what_to_do(capsys):
     assert main(["fit", str(DATA / "dates.csv")]) == 1
-    assert "dates or times; convert it to numbers" in one_line_error(capsys)
+    message = one_line_error(capsys)
+    assert "dates or times (such as '2024-01-01'); convert it to numbers" in message
+    assert "pd.to_datetime(X['day']).astype('int64')" in message
+    assert "to split it as categories anyway, pass --categorical day" in message
+
+
+def test_dates_refused_with_the_data_layers_message(capsys):
+    """The command line and Python refuse a text column of dates with one message (the way
+    to keep it as categories spelled for each)."""
+    from exactree.data.columns import dates_error
+
+    frame = pd.read_csv(DATA / "dates.csv")
+    with pytest.raises(ValueError) as python:
+        OptimalTreeClassifier(max_depth=1).fit(frame.drop(columns="label"), frame["label"])
+    assert str(python.value) == str(dates_error("day", "2024-01-01"))
+    assert main(["fit", str(DATA / "dates.csv"), "--quiet"]) == 1
+    expected = str(dates_error("day", "2024-01-01", opt_in="pass --categorical {name}"))
+    assert one_line_error(capsys) == f"exactree: error: {DATA / 'dates.csv'}: {expected}"
+
+
+def test_categorical_flag_keeps_dates_as_categories(tmp_path, capsys):
+    assert main(["fit", str(DATA / "dates.csv"), "--categorical", "day", "--max-depth", "1",
+                 "--quiet", "--out", str(tmp_path / "t.json")]) == 0
+    assert "status: optimal" in capsys.readouterr().out
+    tree = json.loads((tmp_path / "t.json").read_text())
+    assert "2024-01-01" in tree["categories"][0]
+    assert main(["predict", str(tmp_path / "t.json"), str(DATA / "dates.csv")]) == 0
+    assert len(capsys.readouterr().out.split()) == len(pd.read_csv(DATA / "dates.csv"))
+    assert main(["fit", str(DATA / "dates.csv"), "--categorical", "nope"]) == 1
+    assert "--categorical nope: " in one_line_error(capsys)
+    assert main(["fit", str(DATA / "dates.csv"), "--categorical", "label"]) == 1
+    assert "that is the target column" in one_line_error(capsys)
+
+
+def test_id_like_text_column_warns_in_one_line(tmp_path, capsys):
+    path = tmp_path / "ids.csv"
+    path.write_text("id,x,label\n" + "".join(f"u{i},{i % 7},{i % 2}\n" for i in range(40)))
+    assert main(["fit", str(path), "--max-depth", "1", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "status: optimal" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "exactree: warning: column 'id' has 40 distinct values in 40 rows (an ID?)")
+    assert "pass --categorical id" in lines[0]
+    assert main(["fit", str(path), "--max-depth", "1", "--quiet", "--categorical", "id"]) == 0
+    assert capsys.readouterr().err == ""  # named on purpose: no warning
 
 
 def test_missing_numbers_are_routed_by_the_tree(good_tree, capsys):
@@ -179,7 +224,7 @@ def test_max_thresholds_option(tmp_path, capsys):
     assert "status: optimal_on_binarized" in capsys.readouterr().out
     assert main(["fit", str(path), "--max-thresholds", "0"]) == 1
     err = capsys.readouterr().err
-    assert "'max_thresholds' parameter" in err and "fitting" not in err
+    assert "--max-thresholds must be a whole number >= 1 (got 0)" in err and "fitting" not in err
 
 
 def test_subset_splits_option(tmp_path, capsys):
@@ -206,7 +251,7 @@ def test_version(capsys):
 @pytest.mark.parametrize("args, message", [
     (["fit", "missing.csv"], "cannot read"),
     (["fit", "{csv}", "--target", "nope"], "target column 'nope'"),
-    (["fit", "--max-depth", "-2"], "max_depth"),
+    (["fit", "--max-depth", "-2"], "--max-depth must be a whole number between 0 and 16"),
     (["predict", "{csv}", "{csv}"], "cannot load tree"),
 ])
 def test_errors_are_one_line_with_exit_status_1(args, message, csv_file, capsys):
@@ -271,3 +316,142 @@ def test_plot_without_matplotlib_says_how_to_install(good_tree, tmp_path, capsys
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["plot", str(good_tree), "--out", str(tmp_path / "t.png")]) == 1
     assert "exactree[plot]" in one_line_error(capsys)
+
+
+# ------------------------------------------------------------------------ --task, targets
+@pytest.fixture
+def scores(tmp_path):
+    """A CSV whose target is a score: 97 distinct whole numbers in 200 rows (as scikit-learn's
+    diabetes target, 214 in 442), a step in x plus noise."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 100, 200)
+    y = np.where(x > 50, 200, 100) + rng.integers(0, 60, 200)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"x": x, "z": rng.integers(0, 5, 200), "score": y}).to_csv(path, index=False)
+    return path
+
+
+def test_whole_number_continuous_target_is_refused(scores, capsys):
+    assert main(["fit", str(scores), "--max-depth", "1"]) == 1
+    message = one_line_error(capsys)
+    assert "target column 'score' looks continuous (97 distinct whole numbers in 200 rows)" in \
+        message and "use --task regression" in message
+    assert capsys.readouterr().out == ""
+    # said explicitly, the numbers are classes
+    assert main(["fit", str(scores), "--max-depth", "1", "--quiet",
+                 "--task", "classification"]) == 0
+    assert "training accuracy" in capsys.readouterr().out
+
+
+def test_non_integer_target_names_the_regression_flag(capsys):
+    assert main(["fit", str(DATA / "continuous_target.csv"), "--target", "bill_length_mm"]) == 1
+    assert "continuous numbers" in (message := one_line_error(capsys))
+    assert "use --task regression" in message
+
+
+def test_regression_task_fits_and_predicts_like_python(scores, tmp_path, capsys):
+    from exactree import OptimalTreeRegressor
+
+    tree = tmp_path / "reg.json"
+    assert main(["fit", str(scores), "--task", "regression", "--max-depth", "2", "--quiet",
+                 "--min-samples-leaf", "5", "--out", str(tree)]) == 0
+    out = capsys.readouterr().out
+    frame = pd.read_csv(scores)
+    X, y = frame.drop(columns="score"), frame["score"].astype(float)
+    model = OptimalTreeRegressor(max_depth=2, min_samples_leaf=5).fit(X, y)
+    mse = float(np.mean((model.predict(X) - y) ** 2))
+    assert f"training R²: {model.score(X, y):.4f}   training MSE: {mse:.6g}" in out
+    assert "training accuracy" not in out and "status: optimal" in out and "gap: 0.0%" in out
+    assert exactree.Tree.from_dict(json.loads(tree.read_text())) == model.tree_
+    assert main(["predict", str(tree), str(scores)]) == 0
+    predicted = [float(v) for v in capsys.readouterr().out.split()]
+    assert predicted == list(model.predict(X))
+
+
+def test_regression_task_needs_a_numeric_target(csv_file, capsys):
+    assert main(["fit", str(csv_file), "--task", "regression"]) == 1
+    assert "--task regression needs a numeric target" in one_line_error(capsys)
+    assert main(["fit", "--task", "regression"]) == 1  # the bundled data has classes
+    assert "--task regression needs a data file" in one_line_error(capsys)
+
+
+# ------------------------------------------------------------------- flags, help, summary
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("flag, value, message", [
+    ("--time-limit", "0", "--time-limit must be > 0 (got 0.0)"),
+    ("--max-depth", "17", "--max-depth must be a whole number between 0 and 16 (got 17)"),
+    ("--min-samples-leaf", "0", "--min-samples-leaf must be a whole number >= 1 (got 0)"),
+    ("--cost-complexity", "-1", "--cost-complexity must be >= 0 (got -1.0)"),
+    ("--max-nodes", "-1", "--max-nodes must be a whole number >= 0 (got -1)"),
+])
+def test_parameter_errors_name_the_flag(task, flag, value, message, csv_file, capsys):
+    assert main(["fit", str(csv_file), "--task", task, flag, value]) == 1
+    assert one_line_error(capsys) == f"exactree: error: {message}"
+
+
+def test_help_shows_defaults(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["fit", "--help"])
+    assert e.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    for default in ["most levels of splits (default: 3)", "leaf (default: 1)",
+                    "(default: 0)", "(default: classification", "(default: none, run until "
+                    "proven optimal)", "(default: no cap, every threshold)"]:
+        assert default in text
+    with pytest.raises(SystemExit):
+        main(["plot", "--help"])
+    assert "resolution (default: 100)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_summary_gap_is_a_percent_like_the_progress_lines(capsys):
+    assert main(["fit", str(DATA / "good.csv"), "--max-depth", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "gap: 0.0%   status: optimal" in out and "gap 0.0%" in err
+
+
+def test_interrupted_fit_prints_its_tree_and_exits_130(tmp_path, capsys, monkeypatch):
+    """A fit that Ctrl-C stopped (status interrupted): the best tree and its summary are
+    printed and written, and the exit status is 130, as for a shell's interrupted command."""
+    fit = OptimalTreeClassifier.fit
+
+    def interrupted(self, X, y, sample_weight=None):
+        fit(self, X, y, sample_weight)
+        self.status_, self.lower_bound_, self.gap_ = "interrupted", 0.0, 1.0
+        return self
+
+    monkeypatch.setattr(OptimalTreeClassifier, "fit", interrupted)
+    out_json = tmp_path / "tree.json"
+    assert main(["fit", str(DATA / "good.csv"), "--max-depth", "2", "--quiet",
+                 "--out", str(out_json)]) == 130
+    out, err = capsys.readouterr()
+    assert "gap: 100.0%   status: interrupted" in out and "interrupted" in err
+    assert out_json.exists()
+
+
+def test_ctrl_c_during_a_fit_exits_130(tmp_path):
+    """The real thing: SIGINT to ``exactree fit`` once its first progress line is out."""
+    import signal
+
+    if sys.platform == "win32":
+        pytest.skip("SIGINT to a child process is POSIX")
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 6)).round(3)  # depth 5 on this runs far longer than a second
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(0, 0.3, 3000) > 1).astype(int)
+    path = tmp_path / "slow.csv"
+    pd.DataFrame(X, columns=list("abcdef")).assign(label=y).to_csv(path, index=False)
+    child = subprocess.Popen([sys.executable, "-m", "exactree.cli", "fit", str(path),
+                              "--max-depth", "5", "--time-limit", "30"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in child.stderr:
+            if line.startswith("[exactree] OptimalTreeClassifier:"):  # a line while searching
+                child.send_signal(signal.SIGINT)
+                break
+        else:
+            pytest.fail("the fit ended without a progress line")
+        out, err = child.communicate(timeout=120)  # a hang guard, not a speed check
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "status: interrupted" in out and "gap: " in out and "%" in out.splitlines()[-1]

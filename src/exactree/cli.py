@@ -1,19 +1,22 @@
 """The ``exactree`` command: fit an optimal tree on a CSV file and predict with a saved tree.
 
-    exactree fit [DATA.csv] [--target COL] [--max-depth 3] [--max-thresholds K]
-                 [--subset-splits] [--time-limit S] [--out tree.json]
+    exactree fit [DATA.csv] [--target COL] [--task classification|regression] [--max-depth 3]
+                 [--max-thresholds K] [--subset-splits] [--categorical COL] [--time-limit S]
+                 [--out tree.json]
     exactree predict tree.json DATA.csv
     exactree plot tree.json --out tree.png [--max-depth D] [--dpi 100]
     exactree --version
 
 Without a data file, ``fit`` runs on the bundled *anneal* data. Results go to stdout, progress
-to stderr; bad input ends with a one-line error and exit status 1 (2 for bad usage).
+to stderr; bad input ends with a one-line error and exit status 1 (2 for bad usage); a fit
+stopped by Ctrl-C prints the best tree found and ends with exit status 130.
 
 CSV files are read with ``pandas.read_csv``: UTF-8 (a byte-order mark is dropped), the
 delimiter (comma, semicolon, tab or bar) taken from the header line, the usual missing-value
 markers (an empty cell, ``NA``, ``NaN``, ``null``, ...) read as missing. Nothing is guessed
-silently: missing values, duplicate column names, dates, a continuous target or a file that is
-not UTF-8 text are each refused with a message naming the column (and row) and what to do.
+silently: missing values, duplicate column names, dates, a continuous target (for
+classification) or a file that is not UTF-8 text are each refused with a message naming the
+column (and row) and what to do, and an ID-like text column draws a one-line warning.
 """
 
 from __future__ import annotations
@@ -27,23 +30,28 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from . import __version__
+from .data.columns import HighCardinalityWarning, check_categorical
 
 #: Delimiters tried on the header line, most common first (ties go to the earlier one).
 DELIMITERS = (",", ";", "\t", "|")
 _MISSING_HINT = ("missing values are allowed in numeric columns only: fill this text column "
                  "(e.g. with 'missing', its own category) or drop those rows")
-# A value that is a date or a time of day, in the usual written forms.
-_DATE = re.compile(
-    r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
-    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?)?"
-    r"|\d{4}/\d{1,2}/\d{1,2}( \d{1,2}:\d{2}(:\d{2})?)?"
-    r"|\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?")
+#: How the data layer's messages say to keep a column as categories on purpose, here.
+_OPT_IN = "pass --categorical {name}"
+#: A numeric target with more distinct whole numbers than max(this, CLASS_SHARE * rows) looks
+#: continuous (a count, a score) rather than like class labels.
+MAX_CLASSES = 20
+CLASS_SHARE = 0.05
+#: Exit status of a fit stopped by Ctrl-C (128 + SIGINT, the shell's convention).
+EXIT_INTERRUPTED = 130
 
 
 class CLIError(Exception):
@@ -118,19 +126,18 @@ def _check_field_counts(path: str, text: str, delimiter: str, n_fields: int) -> 
 
 
 def _read_csv(path: str, text_columns: Sequence[str] | None = None,
-              target: str | None = None) -> tuple[Any, str | None]:
-    """The file as a pandas DataFrame, and the target column name (``target`` or the last).
+              target: str | None = None, *, with_target: bool = True) -> tuple[Any, str | None]:
+    """The file as a pandas DataFrame, and the target column name (``target`` or the last;
+    None without ``with_target``, as for predict).
 
-    ``text_columns`` (default: the target) are read as text exactly as written; the other
-    columns get pandas' type inference (numbers, booleans, text).
+    ``text_columns`` and the target are read as text exactly as written; the other columns get
+    pandas' type inference (numbers, booleans, text).
     """
-    import warnings
-
     import pandas as pd
 
     text = _decode(path)
     delimiter, names = _header(path, text)
-    if target is None and text_columns is None:
+    if target is None and with_target:
         target = names[-1]
     if target is not None and target not in names:
         shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
@@ -172,51 +179,96 @@ def _first_missing(series: Any) -> int | None:
     return int(missing[0]) if len(missing) else None
 
 
-def _looks_like_dates(values: Sequence[Any]) -> bool:
-    strings = [v for v in values if isinstance(v, str)]
-    return bool(strings) and len(strings) == len(values) and all(
-        _DATE.fullmatch(v.strip()) for v in strings)
-
-
-def _features(frame: Any, path: str) -> Any:
-    """Check the feature columns: no dates, missing values in numeric columns only (the tree
-    routes them); text columns stay categorical."""
+def _features(frame: Any, path: str, categorical: Sequence[str] = ()) -> Any:
+    """Check the feature columns: missing values in numeric columns only (the tree routes
+    them); text columns stay categorical, but those not named in ``categorical`` (--categorical)
+    are checked by the data layer as in Python: dates refused, an ID-like column warned about
+    (one line on stderr)."""
     from pandas.api.types import is_numeric_dtype
 
+    for name in categorical:
+        if name not in frame.columns:
+            raise CLIError(f"--categorical {name}: {path} has no feature column {name!r}")
     for name in frame.columns:
         column = frame[name]
         row = _first_missing(column)
         if row is not None and not is_numeric_dtype(column.dtype):
             raise _missing_error(name, row)  # numeric columns keep NaN: the tree routes them
-        if not is_numeric_dtype(column.dtype) and _looks_like_dates(column.unique().tolist()):
-            raise CLIError(f"column {name!r} in {path} holds dates or times; convert it to "
-                           "numbers first (e.g. the year, or days since a reference date) or "
-                           "drop it")
+        if is_numeric_dtype(column.dtype) or name in categorical:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", HighCardinalityWarning)
+            try:
+                check_categorical(name, column.unique().tolist(), len(column), opt_in=_OPT_IN)
+            except ValueError as e:
+                raise CLIError(f"{path}: {e}") from None
+        for w in caught:
+            print(f"exactree: warning: {_one_line(str(w.message))}", file=sys.stderr)
     return frame
 
 
-def _labels(frame: Any, target: str) -> np.ndarray:
-    """The target column as text labels; empty labels and continuous numbers refused."""
+def _numbers(labels: np.ndarray) -> list[float] | None:
+    """The distinct values of a text column as numbers, or None if one is not a number."""
+    numbers = []
+    for v in set(labels.tolist()):
+        try:
+            numbers.append(float(v))
+        except ValueError:
+            return None
+    return numbers
+
+
+def _labels(frame: Any, target: str, explicit: bool = False) -> np.ndarray:
+    """The target column as text labels; empty labels and continuous numbers refused.
+
+    Numbers look continuous when one is not whole, or when there are more distinct whole
+    numbers than ``max(MAX_CLASSES, CLASS_SHARE * rows)`` (a count or a score, such as
+    scikit-learn's diabetes target: 214 values in 442 rows). ``explicit`` (``--task
+    classification`` given) lifts the second rule: the user says the numbers are classes.
+    """
     y = frame[target]
     row = _first_missing(y)
     if row is not None:
         raise CLIError(f"target column {target!r}, data row {row + 1}: empty label (every row "
                        "needs a class label)")
     labels = y.to_numpy(dtype=object)
-    numbers = []
-    for v in set(labels.tolist()):
-        try:
-            numbers.append(float(v))
-        except ValueError:
-            break
-    else:  # every label is a number
-        if not all(math.isfinite(x) and x == int(x) for x in numbers):
-            example = sorted(numbers)[len(numbers) // 2]
-            raise CLIError(
-                f"target column {target!r} holds continuous numbers ({len(numbers)} distinct "
-                f"values such as {example:g}); exactree fit learns classifiers: choose a column "
-                "of class labels or bin this one into classes first")
+    numbers = _numbers(labels)
+    if numbers is None:
+        return labels
+    if not all(math.isfinite(x) and x == int(x) for x in numbers):
+        example = sorted(numbers)[len(numbers) // 2]
+        raise CLIError(
+            f"target column {target!r} holds continuous numbers ({len(numbers)} distinct "
+            f"values such as {example:g}); use --task regression to fit a regression tree, or "
+            "choose a column of class labels or bin this one into classes first")
+    if not explicit and len(numbers) > max(MAX_CLASSES, CLASS_SHARE * len(labels)):
+        raise CLIError(
+            f"target column {target!r} looks continuous ({len(numbers)} distinct whole numbers "
+            f"in {len(labels)} rows); use --task regression to fit a regression tree, or give "
+            "--task classification explicitly to fit its values as classes anyway")
     return labels
+
+
+def _targets(frame: Any, target: str) -> np.ndarray:
+    """The target column as finite floats, for ``--task regression``."""
+    y = frame[target]
+    row = _first_missing(y)
+    if row is not None:
+        raise CLIError(f"target column {target!r}, data row {row + 1}: empty value (every row "
+                       "needs a target value)")
+    values = y.tolist()
+    out = np.empty(len(values))
+    for i, v in enumerate(values):
+        try:
+            out[i] = float(v)
+        except ValueError:
+            raise CLIError(f"target column {target!r}, data row {i + 1} holds {v!r}, not a "
+                           "number; --task regression needs a numeric target (use --task "
+                           "classification for class labels)") from None
+        if not math.isfinite(out[i]):
+            raise CLIError(f"target column {target!r}, data row {i + 1}: {v!r} is not a "
+                           "finite number")
+    return out
 
 
 # ------------------------------------------------------------------------------- commands
@@ -234,29 +286,75 @@ def _check_out(path: str | None) -> None:
         raise CLIError(f"--out {path}: no permission to write there")
 
 
-def _fit(args: argparse.Namespace) -> int:
-    from .estimators.optimal import OptimalTreeClassifier
+def _flag_error(error: Exception, model: Any) -> CLIError:
+    """A parameter's error (``The 'time_limit' parameter of ... must be ...``) in terms of its
+    flag: ``--time-limit must be > 0 (got 0.0)``, read from the estimator's constraints."""
+    from .estimators._params import Interval
 
-    model = OptimalTreeClassifier(max_depth=args.max_depth, max_nodes=args.max_nodes,
-                                  min_samples_leaf=args.min_samples_leaf,
-                                  cost_complexity=args.cost_complexity,
-                                  time_limit=args.time_limit, max_thresholds=args.max_thresholds,
-                                  categorical_splits="subset" if args.subset_splits
-                                  else "equality", verbose=0 if args.quiet else 1)
+    m = re.match(r"The '(\w+)' parameter of \w+ must be .*Got (.*) instead\.", str(error), re.S)
+    if not m:
+        return CLIError(_one_line(str(error)))
+    name, got = m.groups()
+    flag = "--" + name.replace("_", "-")
+    bounds = [c for c in type(model)._parameter_constraints.get(name, ())
+              if isinstance(c, Interval)]
+    if not bounds:
+        return CLIError(f"{flag}: {_one_line(str(error))}")
+    iv = bounds[0]
+    low = {"both": ">=", "left": ">="}.get(iv.closed, ">")
+    high = {"both": "<=", "right": "<="}.get(iv.closed, "<")
+    kind = "a whole number " if iv.type is Integral else ""
+    if iv.closed == "both" and iv.left is not None and iv.right is not None:
+        rule = f"between {iv.left:g} and {iv.right:g}"
+    else:
+        rule = " and ".join(([] if iv.left is None else [f"{low} {iv.left:g}"])
+                            + ([] if iv.right is None else [f"{high} {iv.right:g}"]))
+    return CLIError(f"{flag} must be {kind}{rule} (got {got})")
+
+
+def _gap_text(gap: float) -> str:
+    """A gap as the progress lines write it (see exactree.progress): percent, '-' if unknown."""
+    return "-" if not math.isfinite(gap) else f"{100 * gap:.1f}%"
+
+
+def _model(args: argparse.Namespace) -> Any:
+    """The estimator the flags describe (``--task``), its parameters checked."""
+    from .estimators.optimal import OptimalTreeClassifier
+    from .estimators.regressor import OptimalTreeRegressor
+
+    kind = OptimalTreeRegressor if args.task == "regression" else OptimalTreeClassifier
+    model = kind(max_depth=args.max_depth, max_nodes=args.max_nodes,
+                 min_samples_leaf=args.min_samples_leaf, cost_complexity=args.cost_complexity,
+                 time_limit=args.time_limit, max_thresholds=args.max_thresholds,
+                 categorical_features=args.categorical,
+                 categorical_splits="subset" if args.subset_splits else "equality",
+                 verbose=0 if args.quiet else 1)
     try:
         model._validate_params()  # bad options fail before any reading
     except ValueError as e:
-        raise CLIError(_one_line(str(e))) from None
+        raise _flag_error(e, model) from None
+    return model
+
+
+def _fit(args: argparse.Namespace) -> int:
+    regression = args.task == "regression"
+    model = _model(args)
     _check_out(args.out)
     if args.data is None:
+        if regression:
+            raise CLIError("the bundled anneal data has class labels: --task regression needs "
+                           "a data file with a numeric target")
         from .data import load_anneal
 
         X, y, names = load_anneal()
         print("exactree: no data file given, using the bundled anneal data", file=sys.stderr)
     else:
-        frame, target = _read_csv(args.data, target=args.target)
-        y = _labels(frame, target)
-        X = _features(frame.drop(columns=[target]), args.data)
+        frame, target = _read_csv(args.data, text_columns=args.categorical, target=args.target)
+        if target in (args.categorical or ()):
+            raise CLIError(f"--categorical {target}: that is the target column")
+        y = _targets(frame, target) if regression else \
+            _labels(frame, target, explicit=args.task is not None)
+        X = _features(frame.drop(columns=[target]), args.data, args.categorical or ())
         if X.shape[1] == 0:
             raise CLIError(f"{args.data} has no feature columns besides the target {target!r}")
     if not args.quiet:
@@ -265,7 +363,10 @@ def _fit(args: argparse.Namespace) -> int:
               file=sys.stderr)
     start = time.perf_counter()
     try:
-        model.fit(X, y)
+        with warnings.catch_warnings():
+            # _features has said it in one line already
+            warnings.simplefilter("ignore", HighCardinalityWarning)
+            model.fit(X, y)
     except ValueError as e:
         raise CLIError(_one_line(str(e))) from None
     if args.data is None:
@@ -275,9 +376,13 @@ def _fit(args: argparse.Namespace) -> int:
     from .tree import export_text
 
     print(export_text(model.tree_), end="")
-    print(f"training accuracy: {model.score(X, y):.4f}")
+    if regression:
+        mse = float(np.mean((model.predict(X) - y) ** 2))
+        print(f"training R²: {model.score(X, y):.4f}   training MSE: {mse:.6g}")
+    else:
+        print(f"training accuracy: {model.score(X, y):.4f}")
     print(f"objective: {model.objective_:g}   lower bound: {model.lower_bound_:g}   "
-          f"gap: {model.gap_:.4g}   status: {model.status_}")
+          f"gap: {_gap_text(model.gap_)}   status: {model.status_}")
     if args.out:
         try:
             with open(args.out, "w") as f:
@@ -285,6 +390,10 @@ def _fit(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CLIError(f"cannot write {args.out}: {e.strerror or e}") from None
         print(f"exactree: tree written to {args.out}", file=sys.stderr)
+    if model.status_ == "interrupted":
+        print("exactree: interrupted: the tree above is the best found, not proven optimal",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 
@@ -312,7 +421,7 @@ def _predict(args: argparse.Namespace) -> int:
     names = list(tree.feature_names or [f"x{j}" for j in range(tree.n_features)])
     categories = list(tree.categories or [None] * tree.n_features)
     text = [n for n, c in zip(names, categories) if c is not None]
-    frame, _ = _read_csv(args.data, text_columns=text)
+    frame, _ = _read_csv(args.data, text_columns=text, with_target=False)
     missing = [n for n in names if n not in frame.columns]
     if missing:
         raise CLIError(f"{args.data} lacks the columns {', '.join(repr(m) for m in missing)}")
@@ -351,13 +460,16 @@ def _predict(args: argparse.Namespace) -> int:
             from .tree.compiled import predict_leaves
 
             note_compiling()
-            labels = tree.label[predict_leaves(tree, X, method="compiled")]
+            leaves = predict_leaves(tree, X, method="compiled")
         else:
-            labels = tree.predict(X)
+            leaves = tree.apply(X)
     except ValueError as e:
         raise CLIError(_one_line(str(e))) from None
+    if tree.is_regression:  # the leaf means, each written to round-trip exactly
+        sys.stdout.write("".join(f"{float(v)!r}\n" for v in tree.value[leaves, 0]))
+        return 0
     classes = tree.class_names or list(range(tree.n_classes))
-    sys.stdout.write("".join(f"{classes[k]}\n" for k in labels))
+    sys.stdout.write("".join(f"{classes[k]}\n" for k in tree.label[leaves]))
     return 0
 
 
@@ -387,29 +499,49 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``exactree`` parser; every option's help says its default."""
     parser = argparse.ArgumentParser(prog="exactree", description="Provably optimal decision trees.")
     parser.add_argument("--version", action="version", version=f"exactree {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     fit = sub.add_parser("fit", help="fit an optimal tree and print it")
-    fit.add_argument("data", nargs="?", help="CSV file with a header (default: bundled anneal)")
-    fit.add_argument("--target", help="label column (default: the last column)")
-    fit.add_argument("--max-depth", type=int, default=3)
-    fit.add_argument("--max-nodes", type=int, default=None)
-    fit.add_argument("--min-samples-leaf", type=int, default=1)
-    fit.add_argument("--cost-complexity", type=float, default=0.0)
+    fit.add_argument("data", nargs="?", help="CSV file with a header (default: the bundled "
+                                             "anneal data)")
+    fit.add_argument("--target", help="target column (default: the last column)")
+    fit.add_argument("--task", choices=("classification", "regression"), default=None,
+                     help="classification (OptimalTreeClassifier) or regression "
+                          "(OptimalTreeRegressor, least squares) (default: classification, "
+                          "which refuses a target that looks continuous; give it explicitly "
+                          "to fit many whole numbers as classes anyway)")
+    fit.add_argument("--max-depth", type=int, default=3, help="most levels of splits "
+                                                              "(default: 3)")
+    fit.add_argument("--max-nodes", type=int, default=None,
+                     help="most splits in the tree (default: any number within --max-depth)")
+    fit.add_argument("--min-samples-leaf", type=int, default=1,
+                     help="least training rows in every leaf (default: 1)")
+    fit.add_argument("--cost-complexity", type=float, default=0.0,
+                     help="alpha: the objective adds alpha per split to the training error "
+                          "rate (regression: to SSE / SSE of one leaf) (default: 0)")
     fit.add_argument("--max-thresholds", type=int, default=None,
                      help="cap candidate thresholds per numeric column (quantiles); the status "
-                          "then says optimal_on_binarized")
+                          "then says optimal_on_binarized (default: no cap, every threshold)")
     fit.add_argument("--subset-splits", action="store_true",
                      help="also split text columns into any two groups of their values "
-                          "('colour in {red, blue}'; at most 10 values per column)")
-    fit.add_argument("--time-limit", type=float, default=None, help="seconds")
-    fit.add_argument("--out", help="write the fitted tree as JSON (checked before fitting)")
+                          "('colour in {red, blue}'; at most 10 values per column) (default: "
+                          "equality tests 'colour = red' only)")
+    fit.add_argument("--categorical", action="append", metavar="COL",
+                     help="a column to split as categories on purpose, read as text; repeat "
+                          "for several (default: text columns only; a text column of dates is "
+                          "refused and an ID-like one warned about unless named here)")
+    fit.add_argument("--time-limit", type=float, default=None,
+                     help="seconds for the whole fit; then the best tree found is kept "
+                          "(default: none, run until proven optimal)")
+    fit.add_argument("--out", help="write the fitted tree as JSON, checked before fitting "
+                                   "(default: not written)")
     fit.add_argument("--quiet", action="store_true",
-                     help="no progress on stderr (by default a fit over a second shows a line "
+                     help="no progress on stderr (default: a fit over a second shows a line "
                           "about once a second)")
     fit.set_defaults(run=_fit)
-    pred = sub.add_parser("predict", help="predict labels with a saved tree")
+    pred = sub.add_parser("predict", help="predict labels (or values) with a saved tree")
     pred.add_argument("tree", help="tree JSON written by 'exactree fit --out'")
     pred.add_argument("data", help="CSV file with the tree's feature columns")
     pred.set_defaults(run=_predict)
@@ -417,8 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("tree", help="tree JSON written by 'exactree fit --out'")
     plot.add_argument("--out", required=True,
                       help="image file; the format follows its extension (png, svg, pdf)")
-    plot.add_argument("--max-depth", type=int, default=None, help="levels to draw")
-    plot.add_argument("--dpi", type=int, default=100)
+    plot.add_argument("--max-depth", type=int, default=None,
+                      help="levels to draw (default: all)")
+    plot.add_argument("--dpi", type=int, default=100, help="resolution (default: 100)")
     plot.set_defaults(run=_plot)
     return parser
 

@@ -9,6 +9,9 @@ encoder allows them (``allow_nan``: the estimators that route missing values), a
 naming the column otherwise. In a categorical column they are always an error: give them a
 category of their own first (``fillna("missing")``), which a categorical split then treats
 like any other category.
+
+Dates: a datetime, period or timedelta column is refused; so is a text column of dates (see
+:mod:`exactree.data.columns`) unless it is named in ``categorical``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .columns import check_categorical, dates_error
 
 #: The estimators whose splits route missing values (NaN) natively.
 NAN_ESTIMATORS = "OptimalTreeClassifier and SparseTreeClassifier"
@@ -49,11 +54,10 @@ def _is_dataframe(X: Any) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
 
 
-def dates_error(name: str) -> ValueError:
-    """The error for a column of dates, times or durations (no silent one-category-per-date)."""
-    return ValueError(f"column {name!r} holds dates or times; exactree splits numbers and "
-                      "categories: convert it first (e.g. to the year, the day of the week or "
-                      "days since a reference date) or drop it")
+def _dtype_dates_error(name: str) -> ValueError:
+    """A column of a datetime, period or timedelta dtype: refused, with no way to keep it as
+    categories (text dates can be, see :func:`~exactree.data.columns.dates_error`)."""
+    return dates_error(name, opt_in=None)
 
 
 def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
@@ -63,7 +67,7 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
 
         for name, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "") in "mM" or str(dtype).startswith(("datetime", "period")):
-                raise dates_error(str(name))
+                raise _dtype_dates_error(str(name))
         cats = [not is_numeric_dtype(dtype) for dtype in X.dtypes]
         arrays = [X.iloc[:, j].to_numpy(dtype=object) if cat else _numeric_column(X.iloc[:, j])
                   for j, cat in enumerate(cats)]
@@ -73,7 +77,7 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     names = [f"x{j}" for j in range(X.shape[1])]
     if X.dtype.kind in "mM":
-        raise dates_error("x0")
+        raise _dtype_dates_error("x0")
     if X.dtype.kind in "biuf":
         return [X[:, j] for j in range(X.shape[1])], names, [False] * X.shape[1]
     if X.dtype.kind not in "OUS":
@@ -153,7 +157,11 @@ class FeatureEncoder:
     ----------
     categorical : sequence of int or str, optional
         Columns to treat as categorical even though they hold numbers (e.g. ordinal codes).
-        pandas ``category``/string/object columns are categorical anyway.
+        pandas ``category``/string/object columns are categorical anyway, but those not named
+        here are checked (:func:`~exactree.data.columns.check_categorical`): dates written as
+        text are refused and ID-like columns draw a
+        :class:`~exactree.data.columns.HighCardinalityWarning`. Naming a column here says
+        its categories are meant, and skips both checks.
     allow_nan : bool, default=False
         Keep missing values of numeric columns as NaN (else they are an error).
     estimator : str, optional
@@ -192,15 +200,18 @@ class FeatureEncoder:
                         raise ValueError(f"column {name!r} is categorical and contains missing "
                                          f"values (row {i}); " + CATEGORY_NA)
                 if any(isinstance(v, _TIME_TYPES) for v in listed):
-                    raise dates_error(name)
+                    raise _dtype_dates_error(name)
                 dtype_cats = getattr(X.dtypes.iloc[j], "categories", None) if _is_dataframe(X) else None
+                distinct = set(listed)
                 if dtype_cats is not None:
                     categories = tuple(dtype_cats)
                 else:
                     try:
-                        categories = tuple(sorted(set(values.tolist())))
+                        categories = tuple(sorted(distinct))
                     except TypeError as e:
                         raise ValueError(f"column {name!r} mixes values that cannot be ordered") from e
+                if j not in forced:  # a column named in `categorical` is meant as categories
+                    check_categorical(name, distinct, len(listed), stacklevel=4)
                 self.columns_.append(Column(name, categories))
             else:
                 self.columns_.append(Column(name))
