@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 __getattr__, __dir__, __all__ = attach(__name__, {
     "BSPTree": ".applications", "KDTree": ".applications", "optimal_bsp": ".applications",
     "optimal_kdtree": ".applications",
-    "MemoryLimitError": ".limits",
+    "MemoryLimitError": ".limits", "HighCardinalityWarning": ".data.columns",
     "load_anneal": ".data", "load_demo": ".data", "LeafCost": ".objectives",
     "RegressionLeafCost": ".objectives",
     "DyadicPathEntry": ".estimators", "DyadicTreeClassifier": ".estimators",
