@@ -14,7 +14,8 @@ from ..data import check_sample_weight
 from ..data.encoding import Column
 from ..objectives import CostSensitive
 from ..solvers.dyadic import SEARCHES, build_tree, compute_path, prepare, solve
-from ..solvers.dyadic.search import MAX_K, DyadicProblem, DyadicSolution
+from ..limits import check_memory
+from ..solvers.dyadic.search import MAX_K, DyadicProblem, DyadicSolution, prepare_bytes
 from ..solvers.result import OPTIMAL, SolveResult
 from ..tree import Tree
 from ._params import Interval, StrOptions
@@ -75,8 +76,15 @@ class DyadicTreeClassifier(TreeClassifierBase):
     lookahead : bool, default=True
         Lemma 1 look-ahead pruning (off: the dynamic-programming-equivalent full search).
     max_rectangles : int, default=10_000_000
-        Refuse (with an error naming the estimate) problems whose rectangle bound
-        ``min(n_hat * prod(k_i + 1), prod(2**(k_i+1) - 1))`` exceeds this (~80 bytes each).
+        Refuse (:class:`~exactree.MemoryLimitError` naming the estimate) problems whose
+        rectangle bound ``min(n_hat * prod(k_i + 1), prod(2**(k_i+1) - 1))`` exceeds this.
+    memory_limit : float or None, default=None
+        MiB the fit may hold beyond the input: before preparing, the prepared points (about
+        ``64 * n * d + 32 * n * n_classes + 64 * n`` bytes), then the search's table (up to
+        240 bytes per rectangle of the bound above, its peak while the table grows) are
+        estimated, and a fit that would not fit is refused with
+        :class:`~exactree.MemoryLimitError` naming the ways out. None: half of the memory
+        available when ``fit`` starts.
     path_search : {"hull", "adaptive", "adaptive_heuristic"}, default="hull"
         Penalty search of :meth:`fit_path` (see :mod:`exactree.solvers.dyadic.path`). The
         heuristic search skips solutions now and then (about 1 problem in 10 measured); its
@@ -117,6 +125,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         "compress": ["boolean"],
         "lookahead": ["boolean"],
         "max_rectangles": [Interval(Integral, 1, None, closed="left")],
+        "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
         "path_search": [StrOptions(set(SEARCHES))],
         "cv": [None, "cv_object"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
@@ -125,14 +134,16 @@ class DyadicTreeClassifier(TreeClassifierBase):
 
     def __init__(self, *, penalty: float | None = None, max_splits_per_dim: Any = "auto",
                  loss: Any = None, compress: bool = True, lookahead: bool = True,
-                 max_rectangles: int = 10_000_000, path_search: str = "hull",
-                 cv: Any = None, class_weight: dict | str | None = None, verbose: int = 0) -> None:
+                 max_rectangles: int = 10_000_000, memory_limit: float | None = None,
+                 path_search: str = "hull", cv: Any = None,
+                 class_weight: dict | str | None = None, verbose: int = 0) -> None:
         self.penalty = penalty
         self.max_splits_per_dim = max_splits_per_dim
         self.loss = loss
         self.compress = compress
         self.lookahead = lookahead
         self.max_rectangles = max_rectangles
+        self.memory_limit = memory_limit
         self.path_search = path_search
         self.cv = cv
         self.class_weight = class_weight
@@ -150,11 +161,26 @@ class DyadicTreeClassifier(TreeClassifierBase):
                 raise ValueError(f"loss must have shape ({K}, {K}) for the {K} classes in y, got "
                                  f"{loss.shape}")
         problem = prepare(X, y, w, K, loss=loss, max_splits=self._k_param(X), compress=self.compress,
-                          max_rectangles=self.max_rectangles)
+                          max_rectangles=self.max_rectangles,
+                          memory_bytes=self._check_prepare(X, K))
         self.k_ = problem.k.copy()
         self.bounding_box_ = np.vstack([problem.lower, problem.upper])
         self.penalty_ = float(self.penalty) if self.penalty is not None else 2.0 / problem.total_weight
         return problem
+
+    def _check_prepare(self, X: np.ndarray, n_classes: int) -> float:
+        """The bytes the search may hold (``memory_limit`` or half the memory available, less
+        the input ``X``), after refusing (:class:`~exactree.MemoryLimitError`) a problem whose
+        preparation alone (:func:`~exactree.solvers.dyadic.search.prepare_bytes`) would not
+        fit; prepare then refuses a search table that would not."""
+        budget = max(self._memory_bytes(X), 0.0)
+        n, d = X.shape
+        check_memory(prepare_bytes(n, d, n_classes), budget,
+                     f"preparing the dyadic problem of {n:,} rows x {d} features "
+                     "(sorted copies, distinct points, cell codes)",
+                     ["fewer rows", "fewer features", "a larger memory_limit (MiB)"],
+                     type(self).__name__)
+        return budget
 
     def _k_param(self, X: np.ndarray) -> Any:
         k = self.max_splits_per_dim
@@ -228,6 +254,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         from sklearn.model_selection import check_cv
 
         full = compute_path(problem, search=self.path_search, prune=self.lookahead)
+        problem_bytes = sum(a.nbytes for a in (problem.cells, problem.W, problem.C))
         Wt = problem.total_weight
         # One penalty inside every interval (low, high] of the full-data path.
         cands = []
@@ -256,7 +283,8 @@ class DyadicTreeClassifier(TreeClassifierBase):
                 continue
             p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
                         max_splits=self._k_param(X), compress=self.compress,
-                        max_rectangles=self.max_rectangles)
+                        max_rectangles=self.max_rectangles,
+                        memory_bytes=self._check_prepare(X[tr], K) - problem_bytes)
             res = compute_path(p, search=self.path_search, prune=self.lookahead)
             preds = {}
             for c_i, c in enumerate(cands):

@@ -13,7 +13,7 @@ from ..data.encoding import Column
 from ..solvers.proper.search import solve_proper
 from ..solvers.result import SolveResult
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase, TreeRegressorBase
+from .base import TreeClassifierBase, TreeRegressorBase, memory_limit_bytes
 
 #: Parameters of the proper-tree search, shared by both estimators.
 _SEARCH_CONSTRAINTS: dict = {
@@ -23,6 +23,7 @@ _SEARCH_CONSTRAINTS: dict = {
     "max_depth": [Interval(Integral, 0, None, closed="left"), None],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
     "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    "memory_limit": [Interval(Real, 0, None, closed="neither"), None],
     "max_rules": [Interval(Integral, 1, None, closed="left"), None],
     "ties": [StrOptions({"all", "left"})],
     "n_jobs": [Integral, None],
@@ -40,7 +41,9 @@ class _ProperSearch:
             X, y, sample_weight, n_classes, n_splits=self.n_splits, rules=self.rules,
             degree=self.degree, ties=self.ties, max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
-            max_rules=self.max_rules, n_jobs=self.n_jobs, objective=objective)
+            max_rules=self.max_rules, n_jobs=self.n_jobs, objective=objective,
+            memory_limit=max(memory_limit_bytes(self.memory_limit) - X.nbytes, 0.0),
+            estimator=type(self).__name__)
 
 
 class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
@@ -71,6 +74,14 @@ class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
         Seconds for the whole fit, rule generation included, after which the search stops with
         the best tree found (status ``"time_limit"``; a fit cut short while generating rules
         searches the rules generated so far).
+    memory_limit : float or None, default=None
+        MiB the fit may hold beyond the input. Before anything is built, the merged points
+        (about ``40 * n * d + 48 * n`` bytes) and the candidate rules (``M * 8 * (words + 2p
+        + 4)`` bytes stored, ``M`` the estimated rule count, ``words = ceil(N / 64)``, ``p``
+        the rule's coefficients; generated at up to three times that) are estimated, and a
+        fit that would not fit is refused with :class:`~exactree.MemoryLimitError` naming
+        the ways out (fewer rows, a smaller ``n_splits``, a smaller rule family). None: half
+        of the memory available when ``fit`` starts.
     max_rules : int or None, default=None
         Refuse (with the estimated count) when the family would generate more rules than this;
         None: no cap (the work estimate alone decides).
@@ -106,7 +117,8 @@ class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
-                 time_limit: float | None = None, max_rules: int | None = None,
+                 time_limit: float | None = None, memory_limit: float | None = None,
+                 max_rules: int | None = None,
                  ties: str = "all", class_weight: dict | str | None = None,
                  n_jobs: int | None = None, verbose: int = 0) -> None:
         self.n_splits = n_splits
@@ -115,6 +127,7 @@ class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
+        self.memory_limit = memory_limit
         self.max_rules = max_rules
         self.ties = ties
         self.class_weight = class_weight
@@ -145,7 +158,8 @@ class ObliqueTreeRegressor(_ProperSearch, TreeRegressorBase):
 
     Parameters
     ----------
-    n_splits, rules, degree, max_depth, min_samples_leaf, time_limit, max_rules, ties, n_jobs
+    n_splits, rules, degree, max_depth, min_samples_leaf, time_limit, memory_limit, max_rules,
+    ties, n_jobs
         As for :class:`ObliqueTreeClassifier`.
     verbose : int, default=0
         1 or 2: a summary line on stderr after the fit (status, objective, bound, time).
@@ -173,7 +187,8 @@ class ObliqueTreeRegressor(_ProperSearch, TreeRegressorBase):
 
     def __init__(self, *, n_splits: int = 2, rules: str = "hyperplane", degree: int = 2,
                  max_depth: int | None = None, min_samples_leaf: int = 1,
-                 time_limit: float | None = None, max_rules: int | None = None,
+                 time_limit: float | None = None, memory_limit: float | None = None,
+                 max_rules: int | None = None,
                  ties: str = "all", n_jobs: int | None = None, verbose: int = 0) -> None:
         self.n_splits = n_splits
         self.rules = rules
@@ -181,6 +196,7 @@ class ObliqueTreeRegressor(_ProperSearch, TreeRegressorBase):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
+        self.memory_limit = memory_limit
         self.max_rules = max_rules
         self.ties = ties
         self.n_jobs = n_jobs

@@ -263,9 +263,20 @@ class OptimalTreeClassifier(TreeClassifierBase):
                              split_cost=split_cost, leaf_cost=self.objective)
 
     def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
+        from .base import memory_limit_bytes
+
         self.search_ = "binary"
-        check_problem_size(len(X), self.n_binary_features_, len(self.classes_))
-        return DPSolver(self.binarizer_.transform(X, deadline=self._deadline), y,
+        # Refused before the boolean matrix is built, against the fit's budget (memory_limit
+        # or half the memory available, less the encoded input and the binarizer). The matrix
+        # is built in blocks (a deadline, infinite without time_limit), never through a float
+        # copy of the rows x binary features.
+        budget = memory_limit_bytes(self.memory_limit) - X.nbytes - self.binarizer_.nbytes
+        weighted = len(w) > 0 and not bool((w == w[0]).all())
+        check_problem_size(len(X), self.n_binary_features_, len(self.classes_), max(budget, 0.0),
+                           weighted=weighted, max_depth=self.max_depth,
+                           estimator=type(self).__name__)
+        deadline = math.inf if self._deadline is None else self._deadline
+        return DPSolver(self.binarizer_.transform(X, deadline=deadline), y,
                         len(self.classes_), sample_weight=w, max_depth=self.max_depth,
                         min_samples_leaf=self.min_samples_leaf, cache_limit=self.cache_limit,
                         memory_limit=self._memory_bytes(X, self.binarizer_),

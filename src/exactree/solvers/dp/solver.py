@@ -53,8 +53,9 @@ _FLAG_INDEX["minimal_size"] = _MINIMAL_SIZE
 # slower than popcounting each node afresh on every benchmark measured (`bench_dp.py --ablation`).
 DEFAULT_OFF = ("incremental",)
 PAIR_MATRIX_BYTES = 64e6
-# Refuse problems whose packed data alone would need more memory than this.
-MAX_DATA_BYTES = 4 * 2**30
+# A ceiling in bytes on the set-up of a DPSolver built without a fit's budget (see
+# check_problem_size; None: the memory available). Estimators pass their fit's budget.
+MAX_DATA_BYTES = None
 # Anytime fits (a time limit): the exact search for QUICK_EXACT of the time, at most
 # QUICK_EXACT_SECONDS (narrow searches first made millisecond fits 1.5-2.5x slower; longer, the
 # narrow searches' trees pay: wine in 10-quantile codes at depth 4 has a perfect tree they find
@@ -149,18 +150,44 @@ class DPSolution:
     limit: str | None = None
 
 
-def check_problem_size(n: int, m: int, n_classes: int) -> None:
-    """Raise a clear error when the data of ``n`` rows and ``m`` binary features would not fit
-    in :data:`MAX_DATA_BYTES`: binarising passes through a float copy (8 bytes a cell); the
-    search keeps dense rows, a canonical and a workspace copy (3 bytes a cell), sparse row lists
-    (8 bytes a true cell, about half of them) and bitsets."""
-    need = 15 * n * m + 2 * 8 * m * ((n + 63) // 64 + n_classes)
-    if need > MAX_DATA_BYTES:
-        raise ValueError(
-            f"{n} rows x {m} binary features need about {need / 2**30:.1f} GiB for the search "
-            f"(limit {MAX_DATA_BYTES / 2**30:.0f} GiB); use search='auto' or 'ordered' (no "
-            "rows x thresholds matrix), cap the thresholds per numeric column "
-            "(max_thresholds) or use fewer rows")
+def check_problem_size(n: int, m: int, n_classes: int, limit: float | None = None, *,
+                       weighted: bool = False, max_depth: int = 3,
+                       estimator: str | None = None) -> float:
+    """Refuse (:class:`~exactree.limits.MemoryLimitError`) a binary-feature search of ``n``
+    rows and ``m`` binary features whose set-up would need more than ``limit`` bytes (the
+    fit's budget: ``memory_limit`` less the input, or half the memory available; None: the
+    memory available now, what a problem whose data is already built may still take, at most
+    :data:`MAX_DATA_BYTES` when set).
+    Returns the estimate in bytes.
+
+    The estimate is the peak of :class:`DPSolver`'s set-up over the boolean matrix (built in
+    blocks, 1 byte a cell): the matrix, the column-major copy, the canonical copy and its
+    packed bits while duplicate splits are found (3.125 bytes a cell), then the matrix, its
+    distinct columns, the kernel's uint8 copy and two bitset copies (3.25 bytes a cell), plus,
+    with unequal weights, the rows' feature lists (``np.nonzero``'s two int64 arrays and a
+    copy: 24 bytes a true cell, about half of the cells) and the pair matrices (up to
+    :data:`PAIR_MATRIX_BYTES`); and ~48 bytes a row (labels, weights, positions), the class
+    bitsets and the archive of ``ARCHIVE * (max_depth + 1)`` bitsets."""
+    from ...estimators.base import available_memory
+    from ...limits import check_memory
+
+    words = (n + 63) // 64
+    need = (3.25 * n * m + 48.0 * n + 8.0 * (n_classes + 3) * words * 2
+            + 8.0 * ARCHIVE * (max_depth + 1) * (words + (1 << max_depth)))
+    if weighted:
+        need += 12.0 * n * m + min(PAIR_MATRIX_BYTES, 8.0 * (n_classes + 1) * m * m)
+    budget = float(limit) if limit is not None else (
+        available_memory() if MAX_DATA_BYTES is None else min(available_memory(), MAX_DATA_BYTES))
+    per_feature = need / max(m, 1)
+    fits = int(max(budget - 48.0 * n, 0.0) // max(per_feature, 1.0))
+    ways = ["search='ordered' (no rows x thresholds matrix)",
+            f"max_thresholds small enough for about {fits:,} binary features in all"
+            if 0 < fits < m else "a smaller max_thresholds",
+            f"memory_limit of at least {int(np.ceil(need / 2**20)):,} (MiB) if the machine has "
+            "the memory", "fewer rows"]
+    check_memory(need, budget, f"the binary-feature search of {n:,} rows x {m:,} binary features "
+                 "(the boolean matrix, its copies and bitsets)", ways, estimator)
+    return need
 
 
 def distinct_splits(X: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...limits import check_memory
 from ...objectives import SquaredError, get_objective
 from ...tree import LEAF, Tree, TreeBuilder
 from ..result import OPTIMAL, OPTIMAL_ON_RULES, TIME_LIMIT, SolveResult
@@ -641,8 +642,16 @@ _EVAL_SECONDS_PER_WORD = 1.5e-9
 REFUSE_SECONDS = 30 * 86400.0
 #: ... or warned about.
 WARN_SECONDS = 3600.0
-#: Memory the stored rules may take.
-MAX_RULE_BYTES = 8 * 2 ** 30
+#: Peak bytes of generating the rules per byte of the stored rule set: the families' parts,
+#: their concatenation and the de-duplication keys side by side.
+RULE_PEAK_FACTOR = 3
+
+
+def point_data_bytes(n: int, d: int, n_classes: int) -> float:
+    """Peak bytes of :func:`point_data` on ``n`` rows and ``d`` columns beyond its input: the
+    kept rows, ``np.unique``'s sorted copies and the distinct points (about 40 bytes a cell),
+    the inverse, counts and sort order (48 a row) and the class weights (8 a row and class)."""
+    return 40.0 * n * d + 48.0 * n + 8.0 * n * max(n_classes, 3)
 
 
 @dataclass
@@ -684,15 +693,20 @@ def estimate_work(n_points: int, n_features: int, rules: str | tuple[str, ...], 
 
 
 def _check_work(est: WorkEstimate, n_points: int, n_features: int, n_splits: int,
-                time_limit: float | None) -> None:
-    """Refuse only what is out of reach (rules that do not fit in memory, or a search of more
-    than :data:`REFUSE_SECONDS` without a time limit); warn about a long search."""
+                time_limit: float | None, memory_bytes: float | None = None,
+                estimator: str | None = None) -> None:
+    """Refuse only what is out of reach (rules whose generation, :data:`RULE_PEAK_FACTOR`
+    times their stored bytes, would not fit in ``memory_bytes`` (None: half the memory
+    available): :class:`~exactree.limits.MemoryLimitError`; or a search of more than
+    :data:`REFUSE_SECONDS` without a time limit); warn about a long search."""
     where = f"{n_points} distinct points in {n_features} dimensions"
-    if est.rule_bytes > MAX_RULE_BYTES:
-        raise ValueError(
-            f"too many candidate rules: about {est.rules:,} for {where} would take "
-            f"{est.rule_bytes / 2 ** 30:.3g} GiB (limit {MAX_RULE_BYTES / 2 ** 30:.0f} GiB); use "
-            "fewer points or features, ties='left' or a smaller rule family")
+    check_memory(RULE_PEAK_FACTOR * float(est.rule_bytes), _budget(memory_bytes),
+                 f"too many candidate rules: about {est.rules:,} for {where} "
+                 f"({est.rule_bytes / 2 ** 30:.3g} GiB stored, generated at up to "
+                 f"{RULE_PEAK_FACTOR}x that)",
+                 ["fewer rows (points) or features", "a smaller n_splits (K)",
+                  "rules='axis', ties='left' or a smaller degree",
+                  "a larger memory_limit (MiB) if the machine has the memory"], estimator)
     if time_limit is not None:
         return  # anytime: the clock stops the generation or the search
     hint = ("set time_limit for an anytime answer, or use fewer points, fewer splits or a "
@@ -709,6 +723,15 @@ def _check_work(est: WorkEstimate, n_points: int, n_features: int, n_splits: int
             f"far less); {hint}", UserWarning, stacklevel=4)
 
 
+def _budget(memory_bytes: float | None) -> float:
+    """``memory_bytes``, or without it half of the memory available (the estimators' default)."""
+    if memory_bytes is not None:
+        return float(memory_bytes)
+    from ...estimators.base import memory_limit_bytes
+
+    return memory_limit_bytes(None)
+
+
 def _duration(seconds: float) -> str:
     for unit, size in (("years", 365 * 86400.0), ("days", 86400.0), ("hours", 3600.0),
                        ("minutes", 60.0)):
@@ -722,7 +745,8 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                  ties: str = "all", max_depth: int | None = None, min_samples_leaf: int = 1,
                  time_limit: float | None = None, max_rules: int | None = None,
                  n_jobs: int | None = None, stream: bool | None = None,
-                 objective: str = "misclassification") -> SolveResult:
+                 objective: str = "misclassification", memory_limit: float | None = None,
+                 estimator: str | None = None) -> SolveResult:
     """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
 
     ``objective``: ``"misclassification"`` (``y`` class indices, ``n_classes`` of them) or
@@ -741,6 +765,12 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     :data:`STREAM_RULES` candidate rules is searched without listing them (:mod:`.stream`);
     ``stream`` forces (True) or forbids (False) that path (misclassification only: squared error
     always lists the rules).
+
+    ``memory_limit``: bytes the solve may hold beyond ``X`` (None: half the memory available).
+    The merged points (:func:`point_data_bytes`) and the rules (:func:`estimate_work`) are
+    estimated before they are built; what would not fit is refused with
+    :class:`~exactree.limits.MemoryLimitError` naming the ways out (``estimator`` names the
+    caller in the message).
     """
     if objective not in ("misclassification", "squared_error"):
         raise ValueError(f"objective must be 'misclassification' or 'squared_error', got "
@@ -748,8 +778,15 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     X = np.asarray(X, np.float64)
+    budget = _budget(memory_limit)
+    if X.ndim == 2:
+        check_memory(point_data_bytes(X.shape[0], X.shape[1], n_classes), budget,
+                     f"merging the {X.shape[0]:,} rows x {X.shape[1]} columns into distinct "
+                     "points", ["fewer rows", "fewer features",
+                                "a larger memory_limit (MiB)"], estimator)
     data = point_data(X, y, sample_weight, n_classes,
                       squared_error=objective == "squared_error")
+    budget -= sum(a.nbytes for a in (data.X, data.inverse, data.weights, data.counts))
     est = None
     if data.X.ndim == 2 and len(data.X):
         est = estimate_work(len(data.X), data.X.shape[1], rules, degree, ties, n_splits,
@@ -766,7 +803,7 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
         if got is not None:
             return got
     if est is not None:
-        _check_work(est, len(data.X), data.X.shape[1], n_splits, time_limit)
+        _check_work(est, len(data.X), data.X.shape[1], n_splits, time_limit, budget, estimator)
     ruleset = make_rules(data.X, rules, degree=degree, ties=ties, max_rules=max_rules,
                          deadline=deadline)
     remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
