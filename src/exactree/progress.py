@@ -234,6 +234,11 @@ class Progress:
         if self.verbose >= 2 or now - self.start >= QUIET_START:
             print(self._line("[exactree]"), file=self.stream, flush=True)
 
+    def note(self, text: str) -> None:
+        """One line about the fit (verbose >= 1), e.g. which search runs and why."""
+        if self.verbose:
+            print(f"[exactree] {self.name}: {text}", file=self.stream, flush=True)
+
     def finish(self, status: str, objective: float, lower_bound: float,
                stats: dict[str, Any] | None = None) -> None:
         """The summary line (verbose >= 1): status, objective, bound, time, nodes; at verbose 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
+from ..core.planner import RACE_SECONDS, Plan, ProblemShape, plan_search
 from ..data.validation import TimeLimitReached
 from ..objectives import LeafCost
 from ..solvers.dp.convert import to_tree
@@ -26,18 +28,6 @@ from ._params import Interval, StrOptions
 from ._path import PathPoint, solve_path
 from .base import TreeClassifierBase
 
-# search="auto" takes the threshold-aware search when the ordered features carry at least
-# ORDERED_MIN_SPLITS splits each on average (half that on at most ORDERED_SMALL_ROWS rows), or
-# the binary features number ORDERED_MIN_BINARY or more (MurTree's pair counts grow with their
-# square). Below that (binary data, thermometer codes of 10-30 thresholds per column on
-# hundreds of rows or more) MurTree's popcounted pair counts were faster on every benchmark
-# measured (benchmarks/bench_continuous.py, bench_dp.py); iris-sized numeric data was not.
-ORDERED_MIN_SPLITS = 32
-ORDERED_SMALL_ROWS = 500
-ORDERED_MIN_BINARY = 1000
-# Above this many rows x binary features, mean_splits_bound (chunks of a few features at a
-# time) decides first, before ordered_features holds every single-threshold feature's rows.
-ORDERED_BOUND_CELLS = 1 << 24
 # The ordered search's memory (its sorted rows per level) is held to memory_limit by the
 # solver itself (OrderedSolver.memory_need: a shallower tree, status "memory_limit").
 
@@ -132,9 +122,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
     search : {"auto", "ordered", "binary"}, default="auto"
         "ordered" searches each numeric column as one ordered feature (sorted sweeps, interval
         bounds over its thresholds; no rows x thresholds matrix); "binary" searches every
-        threshold as a binary feature (MurTree's pair counts). "auto" takes "ordered" for
-        columns with many thresholds (32 on average, 16 on at most 500 rows, or 1,000 in all)
-        and "binary" otherwise. Both give the same optimum, with ``max_nodes`` and in
+        threshold as a binary feature (MurTree's pair counts). "auto" asks the planner
+        (:mod:`exactree.core.planner`): a cost model of rows, binary and ordered features,
+        classes and depth, fitted on ``benchmarks/bench_planner.py``'s measurements, picks
+        the search predicted faster (never one whose data does not fit in memory), and where
+        it is unsure both are raced for a few hundredths of a second first; ``plan_`` says
+        which and why (one line at ``verbose=1``). Both give the same optimum, with ``max_nodes`` and in
         :meth:`fit_path` too (a split's children share its budget less one; the ordered search
         tries every pair of child budgets). With ``cost_complexity`` the ordered search runs
         once with a price per split, the binary one over node budgets.
@@ -181,6 +174,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
     search_ : str or None
         The search that ran, "ordered" or "binary"; None when ``time_limit`` ran out before
         any search.
+    plan_ : exactree.core.planner.Plan or None
+        The planner's choice for the last fit: ``search``, ``reason`` (in words), whether it
+        raced both searches, and the features it counted.
     parallel_ : ParallelReport or None
         With ``n_jobs`` workers: the tasks of the (last) parallel solve and their timings.
     """
@@ -246,14 +242,77 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _prepare(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
                  split_cost: float = 0.0) -> DPSolver | OrderedSolver:
-        """The search ``search`` picks over the binarised data: the threshold-aware one
-        (charging ``split_cost`` per split, in weight) or the binary-feature one (MurTree)."""
-        self.search_ = None
+        """The search the planner picks over the binarised data (see ``plan_``): the
+        threshold-aware one (charging ``split_cost`` per split, in weight) or the
+        binary-feature one (MurTree)."""
+        solvers = self._prepare_all(X, y, w, columns, split_cost, race=False)
+        return solvers[self.plan_.search]
+
+    def _prepare_all(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, columns: list[Column],
+                     split_cost: float, race: bool) -> dict[str, DPSolver | OrderedSolver]:
+        """The planned search's solver by name, and the other's too where the plan races them
+        (``race`` allows a race)."""
+        self.search_ = self.plan_ = None
         self._binarize(X, y, w, columns, keep_ranks=self.search != "binary")
-        features = self._ordered_features(X)
-        if features is None:
-            return self._binary_solver(X, y, w)
-        self.search_ = "ordered"
+        try:
+            plan = self.plan_ = self._plan(X, y, w)
+            self._progress.note(f"search {plan.search!r}: {plan.reason}")
+            wanted = {plan.search} | ({"binary", "ordered"} if race and plan.race else set())
+            solvers: dict[str, DPSolver | OrderedSolver] = {}
+            if "ordered" in wanted:
+                features = ordered_features(self.binarizer_, X, self._deadline)
+                if features is not None:
+                    solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
+        finally:
+            self.binarizer_.ranks.clear()  # rows x columns: not kept in the fitted model
+        if "binary" in wanted or "ordered" not in solvers:
+            solvers["binary"] = self._binary_solver(X, y, w)
+        if plan.search not in solvers:  # (no ordered feature at all: binary it is)
+            self.plan_ = Plan("binary", "no ordered features", n_binary=plan.n_binary)
+        self.search_ = self.plan_.search
+        return solvers
+
+    def _plan(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> Plan:
+        """Ask the planner (:mod:`exactree.core.planner`) for this fit's search."""
+        if self.objective is not None and self.search == "binary":
+            raise ValueError("an objective runs the ordered search: search='binary' does not "
+                             "apply")
+        m = self.n_binary_features_
+        shape = ProblemShape(len(X), m, self._ordered_count(X, m), len(self.classes_),
+                             self.max_depth, user_objective=self.objective is not None,
+                             binary_fits=self._binary_fits(X, w))
+        return plan_search(shape, self.search)
+
+    def _ordered_count(self, X: np.ndarray, m: int) -> int:
+        """How many ordered features the binary ones make (nested 0/1 neighbours merge): exact
+        for numeric columns, from :func:`~exactree.data.ordered.mean_splits_bound` otherwise."""
+        if self.search != "auto" or m == 0:
+            return max(m, 1)
+        return max(int(round(m / max(mean_splits_bound(self.binarizer_, X, self._deadline),
+                                     1.0))), 1)
+
+    def _check_binary_size(self, X: np.ndarray, w: np.ndarray) -> None:
+        """Refuse (MemoryLimitError) a binary search whose set-up would not fit in the fit's
+        budget: ``memory_limit`` or half the memory available, less the encoded input and the
+        binarizer."""
+        from .base import memory_limit_bytes
+
+        budget = memory_limit_bytes(self.memory_limit) - X.nbytes - self.binarizer_.nbytes
+        weighted = len(w) > 0 and not bool((w == w[0]).all())
+        check_problem_size(len(X), self.n_binary_features_, len(self.classes_), max(budget, 0.0),
+                           weighted=weighted, max_depth=self.max_depth,
+                           estimator=type(self).__name__)
+
+    def _binary_fits(self, X: np.ndarray, w: np.ndarray) -> bool:
+        """Whether the binary search's data fits in this fit's memory budget."""
+        try:
+            self._check_binary_size(X, w)
+        except MemoryError:
+            return False
+        return True
+
+    def _ordered_solver(self, features: OrderedFeatures, y: np.ndarray, w: np.ndarray,
+                        X: np.ndarray, split_cost: float) -> OrderedSolver:
         if self.objective is not None:
             self.objective.check(len(self.classes_), float(w.sum()))
         return OrderedSolver(features, y, len(self.classes_), sample_weight=w,
@@ -263,18 +322,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
                              split_cost=split_cost, leaf_cost=self.objective)
 
     def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
-        from .base import memory_limit_bytes
-
         self.search_ = "binary"
-        # Refused before the boolean matrix is built, against the fit's budget (memory_limit
-        # or half the memory available, less the encoded input and the binarizer). The matrix
-        # is built in blocks (a deadline, infinite without time_limit), never through a float
-        # copy of the rows x binary features.
-        budget = memory_limit_bytes(self.memory_limit) - X.nbytes - self.binarizer_.nbytes
-        weighted = len(w) > 0 and not bool((w == w[0]).all())
-        check_problem_size(len(X), self.n_binary_features_, len(self.classes_), max(budget, 0.0),
-                           weighted=weighted, max_depth=self.max_depth,
-                           estimator=type(self).__name__)
+        # Refused before the boolean matrix is built; the matrix is built in blocks (a
+        # deadline, infinite without time_limit), never through a float copy of the rows x
+        # binary features.
+        self._check_binary_size(X, w)
         deadline = math.inf if self._deadline is None else self._deadline
         return DPSolver(self.binarizer_.transform(X, deadline=deadline), y,
                         len(self.classes_), sample_weight=w, max_depth=self.max_depth,
@@ -294,32 +346,6 @@ class OptimalTreeClassifier(TreeClassifierBase):
             if name in known:
                 out[name] = bool(on)
         return out
-
-    def _ordered_features(self, X: np.ndarray) -> OrderedFeatures | None:
-        """The ordered features when the threshold-aware search applies and is chosen."""
-        try:
-            return self._choose_ordered(X)
-        finally:
-            self.binarizer_.ranks.clear()  # rows x columns: not kept in the fitted model
-
-    def _choose_ordered(self, X: np.ndarray) -> OrderedFeatures | None:
-        if self.objective is not None and self.search == "binary":
-            raise ValueError("an objective runs the ordered search: search='binary' does not "
-                             "apply")
-        if self.search == "binary":
-            return None
-        if self.objective is not None:
-            return ordered_features(self.binarizer_, X, self._deadline)
-        per_feature = ORDERED_MIN_SPLITS // (2 if len(X) <= ORDERED_SMALL_ROWS else 1)
-        auto = self.search == "auto" and self.n_binary_features_ < ORDERED_MIN_BINARY
-        # Few thresholds per feature: MurTree's pair counting is faster. On large data a
-        # cheap bound rules that out first; ordered_features then counts exactly (before it
-        # builds the buckets).
-        if (auto and len(X) * self.n_binary_features_ > ORDERED_BOUND_CELLS
-                and mean_splits_bound(self.binarizer_, X, self._deadline) < per_feature):
-            return None
-        return ordered_features(self.binarizer_, X, self._deadline,
-                                min_mean_splits=per_feature if auto else None)
 
     def _run(self, solver: DPSolver | OrderedSolver, **solve_args: Any) -> DPSolution | None:
         """``solver.solve(**solve_args)`` with this fit's progress, over ``n_jobs`` workers
@@ -357,7 +383,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
         total = float(sample_weight.sum())
-        solver = self._prepare(X, y, sample_weight, columns, self.cost_complexity * total)
+        plain = self.cost_complexity == 0 and self.max_nodes is None and self.n_jobs in (None, 1)
+        solvers = self._prepare_all(X, y, sample_weight, columns, self.cost_complexity * total,
+                                    race=plain)
+        if len(solvers) == 2:
+            won = self._race(solvers)
+            if won is not None:
+                return won
+        solver = solvers[self.plan_.search]
         if isinstance(solver, OrderedSolver):
             result = self._result(self._run(solver, max_nodes=self.max_nodes,
                                             time_limit=self._search_time()))
@@ -370,6 +403,23 @@ class OptimalTreeClassifier(TreeClassifierBase):
             return self._result(self._run(solver, max_nodes=self.max_nodes,
                                           time_limit=self._search_time()))
         return self._solve_penalised(solver, float(sample_weight.sum()))
+
+    def _race(self, solvers: dict[str, DPSolver | OrderedSolver]) -> SolveResult | None:
+        """Where the planner is unsure: the predicted search, then the other, each for
+        :data:`~exactree.core.planner.RACE_SECONDS` (a twentieth of the time left at most);
+        the result of the first to finish, or None (the predicted search then runs on)."""
+        first = self.plan_.search
+        for name in (first, "ordered" if first == "binary" else "binary"):
+            left = self._search_time()
+            probe = RACE_SECONDS if left is None else min(RACE_SECONDS, left / 20)
+            sol = self._run(solvers[name], time_limit=probe)
+            if sol is not None and sol.optimal:
+                if name != first:
+                    self.plan_ = replace(self.plan_, search=name, reason=self.plan_.reason
+                                         + f"; {name} finished first in the race")
+                self.search_ = name
+                return self._result(sol)
+        return None
 
     def _budgets(self, solver: DPSolver) -> int:
         """The largest node budget of a path or penalised fit."""

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data import Binarizer
 from ..data.encoding import Column
+from ..core.planner import ProblemShape, plan_search
 from ..data.ordered import ordered_features
 from ..data.validation import TimeLimitReached
 from ..objectives import RegressionLeafCost, SquaredError
@@ -117,6 +118,9 @@ class OptimalTreeRegressor(TreeRegressorBase):
         After :meth:`fit_path`, the optimal tree of every node budget.
     parallel_ : ParallelReport or None
         With ``n_jobs`` workers: the tasks of the parallel solve and their timings.
+    search_ : str
+        "ordered", the one search for squared error; ``plan_`` says so in words (as for
+        :class:`~exactree.OptimalTreeClassifier`, one line at ``verbose=1``).
     """
 
     _allow_nan = True
@@ -172,6 +176,11 @@ class OptimalTreeRegressor(TreeRegressorBase):
             binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
         self.binarizer_ = binarizer
         self.n_binary_features_ = binarizer.n_features_out
+        self.plan_ = plan_search(ProblemShape(len(X), self.n_binary_features_,
+                                              features.n_features if features else 0, 0,
+                                              self.max_depth))
+        self.search_ = self.plan_.search
+        self._progress.note(f"search {self.plan_.search!r}: {self.plan_.reason}")
         techniques = dict(self.techniques or {})
         unknown = [name for name in techniques if name not in TECHNIQUES]
         if unknown:

@@ -1,0 +1,1 @@
+"""Fit plumbing shared by the families (the planner today; see DESIGN.md for the rest)."""
