@@ -99,7 +99,8 @@ def child(spec: dict) -> dict:
     cls = getattr(exactree, cls_name)
     params = dict(params)
     if has_memory:
-        params["memory_limit"] = spec["memory_limit"]
+        m = spec["memory_limit"]
+        params["memory_limit"] = int(m) if float(m).is_integer() else m  # Sparse takes ints
     if has_time:
         params["time_limit"] = spec["time_limit"]
     # Warm-up: the same estimator on 300 rows of the same kind (kernels load or compile).
