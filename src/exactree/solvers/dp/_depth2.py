@@ -62,15 +62,20 @@ def leaf_cost(counts: np.ndarray) -> float:
 
 @njit(cache=True)
 def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_feat, n_classes,
-                 min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, out):
+                 min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, out,
+                 penalty):
     """Optimal trees of depth <= 2 on the instances ``idx[:n_node]`` for every budget 0..3.
 
     ``out`` (5 x 4, float64) receives per budget b: cost, root feature, left budget (0/1),
     left child feature, right child feature (-1 where absent). Budgets above ``max_budget``
-    repeat the best allowed tree. ``ws_X`` is the data as a dense 0/1 uint8 matrix; the other
-    ``ws_*`` are preallocated workspaces. ``ws_C`` holds the full pair matrices (per class, then
-    instance counts) of the instances listed in ``ws_prev`` (see :func:`_matrix_counts`); it is
-    used for general weights and, with ``incremental``, for unit weights too.
+    repeat the best allowed tree. Budget b holds the best tree with at most b splits in the
+    search's order, cost plus ``penalty`` per split (see _lexicographic): with fractional
+    weights a larger tree whose cost is the same up to rounding (pair weights are subtracted,
+    so an exact tie may come out an ulp lower, even below 0) does not displace a smaller one.
+    ``ws_X`` is the data as a dense 0/1 uint8 matrix; the other ``ws_*`` are preallocated
+    workspaces. ``ws_C`` holds the full pair matrices (per class, then instance counts) of the
+    instances listed in ``ws_prev`` (see :func:`_matrix_counts`); it is used for general
+    weights and, with ``incremental``, for unit weights too.
     ``ws_f[F_ROOT, f]`` receives the cost of the best tree within ``max_budget`` with root ``f``:
     INF for features whose split is infeasible here or repeats (or complements) an earlier one.
     """
@@ -93,7 +98,7 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
             out[r, b] = -1.0
     out[0, 0] = leaf_cost(tot)
     if max_budget < 1 or m == 0 or out[0, 0] == 0:
-        _monotone(out)
+        _monotone(out, 0.0)
         return
     rows = max_budget >= 2
     matrix = rows and m <= ws_C.shape[1] and (incremental or not unit)
@@ -166,7 +171,8 @@ def solve_depth2(idx, n_node, labels, weights, unit, incremental, row_ptr, row_f
         for r in (1, 3, 4):
             if out[r, b] >= 0:
                 out[r, b] = columns[np.int64(out[r, b])]
-    _monotone(out)
+    # (unit weights: integer costs, exact; the penalty would decide alike)
+    _monotone(out, 0.0 if unit else penalty)
 
 
 @njit(cache=True)
@@ -254,13 +260,22 @@ def _distinct_columns(bits, woff, n_per_class, m, first_word, counts, n_node, mi
 
 
 @njit(cache=True)
-def _monotone(out):
+def _monotone(out, penalty):
     # A budget may always hold a smaller tree: costs non-increasing in the budget, preferring
-    # the smaller tree on ties.
+    # the smaller tree on ties. Trees rank by cost plus ``penalty`` per split: a larger tree
+    # replaces a smaller one only when it costs less by more than the penalties it adds.
     for b in range(1, 4):
-        if out[0, b - 1] <= out[0, b]:
+        if out[0, b - 1] + penalty * _size(out, b - 1) <= out[0, b] + penalty * _size(out, b):
             for r in range(5):
                 out[r, b] = out[r, b - 1]
+
+
+@njit(cache=True, inline="always")
+def _size(out, b):
+    """Splits of budget ``b``'s tree in ``out`` (its child features looked up already)."""
+    if out[1, b] < 0:
+        return 0
+    return 1 + (out[3, b] >= 0) + (out[4, b] >= 0)
 
 
 @njit(cache=True, inline="always")

@@ -393,7 +393,7 @@ def _incumbent(L, fr_bits, fr_depth, fr_budget, fr_ub, fr_best, fr_bfeat, fr_bnl
     b = min(fr_budget[L], 3)
     n_node = set_bits(fr_bits[L], idx)
     solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr, row_feat,
-                 K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, d2)
+                 K, min_leaf, b, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i, d2, penalty)
     stats[ST_DEPTH2] += 1
     # The most promising root first (it often completes a tree good enough to prune the rest),
     # then the others in index order, which keeps consecutive children similar for the
@@ -521,7 +521,7 @@ def _resolve(bits, h, path, plen, d, budget, ub, F, class_bits, labels, weights,
         n_node = set_bits(bits, idx)
         solve_depth2(idx, n_node, labels, weights, unit, flags[USE_INCREMENTAL], row_ptr,
                      row_feat, class_bits.shape[0], min_leaf, n_slots - 1, ws_X, ws_pos, ws_bits,
-                     ws_C, ws_prev, ws_f, ws_i, d2)
+                     ws_C, ws_prev, ws_f, ws_i, d2, penalty)
         if e < 0 and flags[USE_CACHE]:
             r = insert(index, keys, meta, bounds, split, state, h, path, plen, n_slots, tmp)
             e, index, keys, meta, bounds, split = r

@@ -257,7 +257,7 @@ _LOOKUP = -3  # _rebuild_arrays: a subtree whose split is read from the cache
 def _rebuild_arrays(F, all_bits, zob, index, keys, meta, bounds, split, use_cache, depth, feat,
                     nl, nr, cap, labels, weights, unit, incremental, row_ptr, row_feat,
                     n_classes, min_leaf, ws_X, ws_pos, ws_bits, ws_C, ws_prev, ws_f, ws_i,
-                    route_w):
+                    route_w, penalty):
     """:meth:`DPSolver._rebuild` of the root (split ``feat``, children budgets ``nl``/``nr``,
     depth-2 solver on) and :meth:`DPSolver._fill_counts` in one compiled pass: the same tree as
     flat arrays in the preorder of ``_fill_counts`` (a node, its false subtree, its true
@@ -319,7 +319,7 @@ def _rebuild_arrays(F, all_bits, zob, index, keys, meta, bounds, split, use_cach
             max_budget = min(b, (1 << d) - 1)
             solve_depth2(idx, k, labels, weights, unit, incremental, row_ptr, row_feat,
                          n_classes, min_leaf, max_budget, ws_X, ws_pos, ws_bits, ws_C, ws_prev,
-                         ws_f, ws_i, out)
+                         ws_f, ws_i, out, penalty)
             root = int(out[1, max_budget])
             if root < 0:
                 continue
@@ -630,7 +630,9 @@ class DPSolver:
         if not optimal:
             lb = max(lb, self.equivalent_points_bound())
         limit = None if optimal else "memory_limit" if self.cache.full else "time_limit"
-        return DPSolution(tree, cost, min(lb, cost), optimal,
+        # Proven: the tree's own cost (the kernel's sums differ from it by rounding, and its
+        # bound by the split penalties).
+        return DPSolution(tree, cost, cost if optimal else min(lb, cost), optimal,
                           dict(zip(STAT_NAMES, self.stats.tolist()),
                                cache_entries=self.cache.n_entries), limit)
 
@@ -780,7 +782,7 @@ class DPSolver:
             self.F, self.all_bits, self.zob, *self.cache.arrays(), True, D, int(feat),
             int(nl), int(nr), cap, self.labels, self.weights, self.unit,
             self.flags[USE_INCREMENTAL], self.row_ptr, self.row_feat, self.n_classes,
-            self.min_leaf, *self._ws, self.weights * self.scale)
+            self.min_leaf, *self._ws, self.weights * self.scale, self.penalty)
         if not ok:
             return None
         leaf = feature < 0
@@ -841,7 +843,8 @@ class DPSolver:
         max_budget = min(budget, (1 << depth) - 1)
         solve_depth2(idx, len(idx), self.labels, self.weights, self.unit,
                      self.flags[USE_INCREMENTAL], self.row_ptr,
-                     self.row_feat, self.n_classes, self.min_leaf, max_budget, *self._ws, out)
+                     self.row_feat, self.n_classes, self.min_leaf, max_budget, *self._ws, out,
+                     self.penalty)
         b = max_budget
         root = int(out[1, b])
         node = BinaryNode(root, _NO_COUNTS)
