@@ -18,6 +18,7 @@ from ..objectives import LeafCost
 from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
+from ..solvers.dp import parallel as dp_parallel
 from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
@@ -383,7 +384,9 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
         total = float(sample_weight.sum())
-        plain = self.cost_complexity == 0 and self.max_nodes is None and self.n_jobs in (None, 1)
+        # A race only where the fit runs in this process (parallel workers would each race).
+        plain = (self.cost_complexity == 0 and self.max_nodes is None
+                 and dp_parallel.n_workers(self.n_jobs) == 1)
         solvers = self._prepare_all(X, y, sample_weight, columns, self.cost_complexity * total,
                                     race=plain)
         if len(solvers) == 2:
