@@ -241,7 +241,11 @@ def test_wine_penalised_path_reaches_the_depth_two_optimum_in_time():
 # (time_limit only as a backstop: a search held to memory_limit stops long before it)
 def test_memory_limit_stops_the_binary_search_with_a_valid_bound(binary_data, optima):
     X, y = binary_data("splice-1")
-    model = OptimalTreeClassifier(max_depth=4, memory_limit=1, search="binary",
+    # 4 MiB beyond the input hold the binary matrix's set-up (3 MiB, checked before it is
+    # built; 1 MiB is refused with a MemoryLimitError) but no branch cache beside the input.
+    with pytest.raises(MemoryError, match="memory_limit of at least 3"):
+        OptimalTreeClassifier(max_depth=4, memory_limit=1, search="binary").fit(X, y)
+    model = OptimalTreeClassifier(max_depth=4, memory_limit=4, search="binary",
                                   time_limit=5).fit(X, y)
     assert model.status_ == "memory_limit"
     assert 0 <= model.lower_bound_ <= model.objective_

@@ -87,9 +87,12 @@ def test_depth_two_solve_matches_brute_force(seed):
     penalty = float(rng.choice([0.0, 0.125, 0.3, 0.7, 2.5]))  # tie-breaks, then prices
     K = int(y.max()) + 1
     tf, tb = np.zeros(7, np.int64), np.zeros(7, np.int64)
-    cost = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(bucket.T), n, budget, one,
+    cost, swept, cut = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(bucket.T), n,
+                                         budget, one,
                              penalty, np.zeros((4, K, F), np.int64), np.zeros(K, np.int64),
-                             np.zeros(4, np.int64), np.zeros((2, 4), np.int64), tf, tb)
+                             np.zeros(4, np.int64), np.zeros((2, 4), np.int64), tf, tb,
+                             np.inf, 0)
+    assert not cut and 0 < swept <= F * n * (4 * F + 1)  # rows x features, at most every sweep
     assert cost == pytest.approx(brute_force(X, y, budget, one, penalty))
     if cost == np.inf:
         return
@@ -115,11 +118,35 @@ def test_a_priced_split_with_one_error_beats_two_without():
     rows, bv, lab = (np.empty((1, 6), np.int32) for _ in range(3))
     _sort_root(features.bucket, y.astype(np.int32), rows, bv, lab)
     tf, tb = np.zeros(7, np.int64), np.zeros(7, np.int64)
-    cost = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(features.bucket.T), 6, 3, True,
-                             2.5, np.zeros((4, 3, 1), np.int64), np.zeros(3, np.int64),
-                             np.zeros(4, np.int64), np.zeros((2, 4), np.int64), tf, tb)
+    cost, _, _ = few_errors_depth2(rows, bv, lab, np.ascontiguousarray(features.bucket.T), 6,
+                                   3, True, 2.5, np.zeros((4, 3, 1), np.int64),
+                                   np.zeros(3, np.int64), np.zeros(4, np.int64),
+                                   np.zeros((2, 4), np.int64), tf, tb, np.inf, 0)
     assert cost == 3.5 == brute_force(X, y, 3, True, 2.5)
     assert np.sum(tf >= 0) == 1
+
+
+def test_the_sweeps_count_their_work_and_stop_past_the_deadline():
+    """Each row a sweep passes updates every feature's extremes: the work reported is rows x
+    features (on many two-valued features F x F x n, not F x n); past the deadline, once the
+    allowance is spent, it stops with no answer."""
+    rng = np.random.default_rng(3)
+    n, F = 300, 40
+    X = rng.integers(0, 2, (n, F)).astype(float)
+    y = (X[:, 0] + X[:, 1] + (rng.random(n) < 0.2) > 1).astype(int)
+    features, _ = features_of(X, y)
+    F = features.bucket.shape[0]
+    rows, bv, lab = (np.empty((F, n), np.int32) for _ in range(3))
+    _sort_root(features.bucket, y.astype(np.int32), rows, bv, lab)
+    args = (rows, bv, lab, np.ascontiguousarray(features.bucket.T), n, 3, True, 0.0,
+            np.zeros((4, 2, F), np.int64), np.zeros(2, np.int64), np.zeros(4, np.int64),
+            np.zeros((2, 4), np.int64), np.zeros(7, np.int64), np.zeros(7, np.int64))
+    cost, swept, cut = few_errors_depth2(*args, np.inf, 0)
+    assert not cut and swept > F * n  # most sweeps run long on 0/1 columns
+    _, early, cut = few_errors_depth2(*args, -np.inf, 0)  # past any deadline
+    assert cut and early < swept
+    again, _, cut = few_errors_depth2(*args, -np.inf, 10**12)  # allowance not spent: no look
+    assert not cut and again == cost
 
 
 @settings(max_examples=25, deadline=None)

@@ -294,11 +294,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _check_binary_size(self, X: np.ndarray, w: np.ndarray) -> None:
         """Refuse (MemoryLimitError) a binary search whose set-up would not fit in the fit's
-        budget: ``memory_limit`` or half the memory available, less the encoded input and the
-        binarizer."""
+        budget: ``memory_limit`` (which bounds the fit's memory beyond the input) or half the
+        memory available, less the binarizer."""
         from .base import memory_limit_bytes
 
-        budget = memory_limit_bytes(self.memory_limit) - X.nbytes - self.binarizer_.nbytes
+        budget = memory_limit_bytes(self.memory_limit) - self.binarizer_.nbytes
         weighted = len(w) > 0 and not bool((w == w[0]).all())
         check_problem_size(len(X), self.n_binary_features_, len(self.classes_), max(budget, 0.0),
                            weighted=weighted, max_depth=self.max_depth,

@@ -1026,9 +1026,14 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             # Only a subtree with at most one error (unit weights) or none can win here: found
             # by sweeps (see _perfect).
             one = unit and fr_ub[L] > wmin
-            c = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L], fr_bud[L], one,
-                                  penalty, p_ext, p_cnt, p_cls, p_ends, h_f, h_b)
-            work += F * fr_n[L]
+            c, swept, cut = few_errors_depth2(rows[L], bv[L], lab[L], row_buckets, fr_n[L],
+                                              fr_bud[L], one, penalty, p_ext, p_cnt, p_cls,
+                                              p_ends, h_f, h_b, board[DEADLINE],
+                                              clock_work - work)
+            work += swept
+            if cut:  # past the deadline: not solved, and the next look at the clock stops
+                work = clock_work
+                continue
             if c < INF and _adopt(L, c, h_f, h_b, fr_best, best_f, best_b, fr_ub) \
                     and use_global:
                 _global_update(L, penalty, fr_best, fr_phase, fr_first_left, fr_ex1, fr_lb1,

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._clock import late as _late
+
 INF = np.inf
 # The properties, indices into a sweep's ends: errors = index >= 2, splits = index & 1.
 PURE, SEPARABLE, PURE_BUT_ONE, SEPARABLE_BUT_ONE = range(4)
@@ -116,15 +118,17 @@ def _sweep_end(rows, bv, lab, row_buckets, g, n, forward, one, ext, cnt, cls, en
     """Sweep feature ``g``'s order from its start (``forward``) or its end: ``ends[p]`` is the
     split position (rows before it) farthest from that end whose prefix (suffix) has property
     ``p`` (PURE ...; without one: 0 going forward, ``n`` backwards). ``one``: the properties
-    with an error too. (_add_row and _best_tree written out: a call per row or split position
-    costs atomic reference counts on its arrays.)"""
+    with an error too. Returns the rows it swept. (_add_row and _best_tree written out: a call
+    per row or split position costs atomic reference counts on its arrays.)"""
     F = ext.shape[2]
     _reset(ext, cnt)
     for p in range(4):
         ends[p] = 0 if forward else n
     present = 0
     most = 0  # rows of the largest class
+    done = 1  # rows swept, and the extremes reset
     for i in range(n):
+        done = i + 1
         t = i if forward else n - 1 - i
         # The split before row t (forward: between t - 1 and t, the prefix rows[:t]) or
         # after it (backwards: between t and t + 1, the suffix rows[t + 1:]).
@@ -196,6 +200,7 @@ def _sweep_end(rows, bv, lab, row_buckets, g, n, forward, one, ext, cnt, cls, en
                 v = row_buckets[r, h]
                 ext[0, k, h] = min(ext[0, k, h], v)
                 ext[2, k, h] = max(ext[2, k, h], v)
+    return done
 
 
 @njit(cache=True)
@@ -221,12 +226,16 @@ def _side(rows, lab, row_buckets, g, a, b, kind, ext, cnt, cls, tf, tb, node):
 
 @njit(cache=True)
 def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, cnt, cls, ends,
-                      tf, tb):
+                      tf, tb, deadline, allowance):
     """The cheapest tree of depth <= 2 (its errors plus ``penalty`` per split) with at most
     one error with ``one`` (unit weights), else none, and at most ``budget`` splits, over a
     node's ``n`` rows (``rows[g, :n]`` sorted by feature ``g``, ``bv``/``lab`` their buckets and
     labels, ``row_buckets[row]`` every row's buckets): its cost, with the tree in ``tf``/``tb``
-    (heap layout, 7 nodes); INF when there is none.
+    (heap layout, 7 nodes); INF when there is none. Returns ``(cost, swept, cut)``: ``swept``
+    the rows x features the sweeps touched (each row a sweep passes updates every feature's
+    extremes), ``cut`` when, past ``allowance`` of that work (what the caller may do before it
+    looks at the clock), it stopped past ``deadline`` (see :func:`.._clock.late`; the cost is
+    then no answer).
     ``ext`` (4 x classes x features), ``cnt`` (classes), ``cls`` (4) and ``ends`` (2 x 4) are
     scratch."""
     F = rows.shape[0]
@@ -239,11 +248,12 @@ def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, 
         cnt[lab[0, t]] += 1
     e_leaf = n - cnt.max() if n else 0
     if e_leaf == 0:
-        return 0.0
+        return 0.0, n, False
     classes = 0
     for k in range(cnt.shape[0]):
         classes += cnt[k] > 0
     best = INF
+    swept = n
     bg = bt = bkl = bkr = -1
     # Trees without errors first (shorter sweeps); those with one only if they can be better.
     for errors_allowed in range(2 if one else 1):
@@ -258,10 +268,12 @@ def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, 
         for g in range(F):
             if best <= least:
                 break
-            _sweep_end(rows, bv, lab, row_buckets, g, n, True, errors_allowed == 1, ext, cnt,
-                       cls, ends[0])
-            _sweep_end(rows, bv, lab, row_buckets, g, n, False, errors_allowed == 1, ext, cnt,
-                       cls, ends[1])
+            swept += _sweep_end(rows, bv, lab, row_buckets, g, n, True, errors_allowed == 1,
+                                ext, cnt, cls, ends[0])
+            swept += _sweep_end(rows, bv, lab, row_buckets, g, n, False, errors_allowed == 1,
+                                ext, cnt, cls, ends[1])
+            if swept * F >= allowance and _late(n * F, deadline):
+                return INF, swept * F, True
             for kl in range(4):
                 t = ends[0, kl]
                 if t == 0:
@@ -275,13 +287,13 @@ def few_errors_depth2(rows, bv, lab, row_buckets, n, budget, one, penalty, ext, 
                     if cost < best:
                         best, bg, bt, bkl, bkr = cost, g, t, kl, kr
     if best == INF:
-        return INF
+        return INF, swept * F, False
     if bg < 0:  # the leaf with one error
-        return best
+        return best, swept * F, False
     tf[0] = bg
     tb[0] = bv[bg, bt - 1]
     # (Within its property a side costs what the property does: a cheaper tree there would be
     # a cheaper pair of properties.)
     e_l, s_l = _side(rows, lab, row_buckets, bg, 0, bt, bkl, ext, cnt, cls, tf, tb, 1)
     e_r, s_r = _side(rows, lab, row_buckets, bg, bt, n, bkr, ext, cnt, cls, tf, tb, 2)
-    return (e_l + penalty * s_l) + (e_r + penalty * s_r) + penalty
+    return (e_l + penalty * s_l) + (e_r + penalty * s_r) + penalty, swept * F, False
