@@ -119,14 +119,16 @@ def test_lookahead_pruning_keeps_optimum_and_visits_fewer():
 
 
 def test_hash_table_growth_gives_the_same_answer():
+    from exactree.progress import new_board
     from exactree.solvers.dyadic._kernels import solve_dyadic
 
     X, y, K, _ = _data(11, n=60, K=3)
     p = prepare(X, y, np.ones(len(y)), K, max_splits=3)
     for lam in (0.0, 0.7, 3.0):
         more = lam > 0
-        small = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1, 5)  # grows often
-        big = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1 << 16, 0)
+        small = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1, 5,
+                             new_board())  # grows often
+        big = solve_dyadic(p.cells, p.W, p.kvec, lam, p.tol, more, True, 1 << 16, 0, new_board())
         assert small[6] < big[6]  # table sizes differ
         assert small[7] == big[7] and small[9:] == big[9:]  # visited, error, leaves
 

@@ -12,12 +12,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data import check_sample_weight
 from ..data.encoding import Column
-from ..objectives import CostSensitive
-from ..solvers.dyadic import SEARCHES, build_tree, compute_path, prepare, solve
+from ..data.validation import TimeLimitReached
 from ..limits import check_memory
+from ..objectives import CostSensitive
+from ..progress import new_board
+from ..solvers.dyadic import SEARCHES, build_tree, compute_path, prepare, solve
+from ..solvers.dyadic.path import PathResult
 from ..solvers.dyadic.search import MAX_K, DyadicProblem, DyadicSolution, prepare_bytes
-from ..solvers.result import OPTIMAL, SolveResult
-from ..tree import Tree
+from ..solvers.result import OPTIMAL, TIME_LIMIT, SolveResult
+from ..tree import Tree, TreeBuilder
 from ._params import Interval, StrOptions
 from .base import TreeClassifierBase
 
@@ -100,17 +103,32 @@ class DyadicTreeClassifier(TreeClassifierBase):
         weighs class ``c`` by ``n_samples / (n_classes * count(c))``. Fitting with it is
         identical to fitting with the matching ``sample_weight`` (scikit-learn's
         ``compute_sample_weight``), multiplied into ``sample_weight`` when both are given.
+    time_limit : float > 0 or None, default=None
+        Seconds for the whole fit, counted from the call of ``fit``: input checks, the
+        preparation (the automatic ``k`` reads the clock before every grid it tries), the
+        searches and the tree. Past it the search stops with the best tree it has found
+        (each open rectangle keeps the best split it finished, a rectangle not yet reached
+        is a leaf), ``status_ == "time_limit"`` and a proven ``lower_bound_`` (every tree has
+        at least one leaf and at least the least error any tree of ``T_k`` can reach, as far
+        as the finished searches proved it); when it runs out before any search, a single
+        leaf. :meth:`fit_path` and ``cv`` share the limit: the path search stops at the first
+        search the clock cuts (``path_stats_["complete"]`` false; the tree for ``penalty_`` is
+        then the best of the trees found), and ``cv`` uses the folds whose paths finished in
+        time (``stats_["cv_folds"]``; none: the penalty ``2 / n``), status ``"time_limit"``
+        when any was left out.
     verbose : int, default=0
-        1 or 2: a summary line on stderr after the fit (status, objective, time). The dyadic
-        dynamic program runs to the end in one pass, so it shows no live lines and Ctrl-C
-        raises ``KeyboardInterrupt`` as usual.
+        1 or 2: a summary line on stderr after the fit (status, objective, time), and while a
+        search runs about one line a second with the rectangles it has visited (from one
+        second on at ``verbose=1``). Ctrl-C during a search stops it as ``time_limit`` does
+        (status ``"interrupted"``); during the preparation it raises ``KeyboardInterrupt``.
 
     Attributes
     ----------
     k_ : ndarray of shape (n_features,)
-        Splits allowed per feature.
+        Splits allowed per feature (all 0 when ``time_limit`` ran out before ``k`` was known).
     bounding_box_ : ndarray of shape (2, n_features)
-        Training minimum and maximum of each feature (the unit hypercube).
+        Training minimum and maximum of each feature (the unit hypercube; NaN when
+        ``time_limit`` ran out before the preparation finished).
     penalty_ : float
         The penalty used.
     path_ : list of DyadicPathEntry
@@ -129,14 +147,17 @@ class DyadicTreeClassifier(TreeClassifierBase):
         "path_search": [StrOptions(set(SEARCHES))],
         "cv": [None, "cv_object"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
+    _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
 
     def __init__(self, *, penalty: float | None = None, max_splits_per_dim: Any = "auto",
                  loss: Any = None, compress: bool = True, lookahead: bool = True,
                  max_rectangles: int = 10_000_000, memory_limit: float | None = None,
                  path_search: str = "hull", cv: Any = None,
-                 class_weight: dict | str | None = None, verbose: int = 0) -> None:
+                 class_weight: dict | str | None = None, time_limit: float | None = None,
+                 verbose: int = 0) -> None:
         self.penalty = penalty
         self.max_splits_per_dim = max_splits_per_dim
         self.loss = loss
@@ -147,6 +168,7 @@ class DyadicTreeClassifier(TreeClassifierBase):
         self.path_search = path_search
         self.cv = cv
         self.class_weight = class_weight
+        self.time_limit = time_limit
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fitting
@@ -160,9 +182,9 @@ class DyadicTreeClassifier(TreeClassifierBase):
             if loss.shape != (K, K):
                 raise ValueError(f"loss must have shape ({K}, {K}) for the {K} classes in y, got "
                                  f"{loss.shape}")
-        problem = prepare(X, y, w, K, loss=loss, max_splits=self._k_param(X), compress=self.compress,
-                          max_rectangles=self.max_rectangles,
-                          memory_bytes=self._check_prepare(X, K))
+        problem = prepare(X, y, w, K, loss=loss, max_splits=self._k_param(X),
+                          compress=self.compress, max_rectangles=self.max_rectangles,
+                          memory_bytes=self._check_prepare(X, K), deadline=self._deadline)
         self.k_ = problem.k.copy()
         self.bounding_box_ = np.vstack([problem.lower, problem.upper])
         self.penalty_ = float(self.penalty) if self.penalty is not None else 2.0 / problem.total_weight
@@ -191,43 +213,79 @@ class DyadicTreeClassifier(TreeClassifierBase):
                                  f"(one per feature), got {self.max_splits_per_dim!r}")
         return k
 
-    def _result(self, problem: DyadicProblem, sol: DyadicSolution, tree: Tree,
-                extra: dict) -> SolveResult:
+    def _result(self, problem: DyadicProblem, sol: DyadicSolution, tree: Tree, extra: dict,
+                proven: bool = True, known: list[DyadicSolution] = ()) -> SolveResult:
+        """The fit of ``sol`` at ``penalty_``: optimal when ``proven`` and ``sol`` finished,
+        else ``"time_limit"`` with the bound of :meth:`_lower_bound` over the finished
+        searches ``known`` (``sol`` among them when it finished)."""
         error = problem.to_fraction(sol.err)
         objective = error + self.penalty_ * tree.n_leaves
         stats = dict(problem.stats, k=problem.k.tolist(), error=error, n_leaves=tree.n_leaves,
                      rectangles_visited=sol.visited, **extra)
-        return SolveResult(tree=tree, objective=objective, lower_bound=objective, status=OPTIMAL,
-                           stats=stats)
+        if proven and sol.complete:
+            return SolveResult(tree=tree, objective=objective, lower_bound=objective,
+                               status=OPTIMAL, stats=stats)
+        done = [s for s in [*known, sol] if s.complete]
+        lower = min(self._lower_bound(problem, done), objective)
+        return SolveResult(tree=tree, objective=objective, lower_bound=lower,
+                           status=TIME_LIMIT, stats=stats)
+
+    def _lower_bound(self, problem: DyadicProblem, done: list[DyadicSolution]) -> float:
+        """What every tree of ``T_k`` costs at least at ``penalty_`` (fit units): one leaf and
+        no error below the translation's ``offset``; a finished search at ``lam = 0`` (the least
+        error) raises the error part, one at a penalty up to ``penalty_`` its optimum (the
+        optimal value never decreases with the penalty)."""
+        lam = problem.to_internal(self.penalty_)
+        best = lam  # internal units: error >= 0, at least one leaf
+        for s in done:
+            if s.lam == 0.0:
+                best = max(best, s.err + lam)
+            elif s.lam <= lam:
+                best = max(best, s.err + s.lam * s.leaves)
+        return problem.to_fraction(best)
+
+    def _board(self) -> np.ndarray:
+        """A progress board with this fit's deadline (inf without ``time_limit``)."""
+        return new_board(math.inf if self._deadline is None else self._deadline)
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
         for stale in ("path_", "path_stats_", "cv_penalties_", "cv_errors_", "selected_index_",
-                      "validation_errors_"):
+                      "validation_errors_", "k_", "bounding_box_"):
             self.__dict__.pop(stale, None)
+        if self.cv is not None and self.penalty is not None:
+            raise ValueError("set either penalty or cv, not both: cv chooses the penalty")
         problem = self._problem(X, y, sample_weight, columns)
         if self.cv is not None:
-            if self.penalty is not None:
-                raise ValueError("set either penalty or cv, not both: cv chooses the penalty")
             return self._solve_cv(problem, X, y, sample_weight)
         if getattr(self, "_path_mode", False):
             return self._solve_path(problem)
-        sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead)
+        self._search_time()  # TimeLimitReached (a leaf) when the preparation took it all
+        sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead,
+                    board=self._board(), progress=self._progress)
         return self._result(problem, sol, build_tree(problem, sol), {})
 
-    def _solve_path(self, problem: DyadicProblem) -> SolveResult:
-        res = compute_path(problem, search=self.path_search, prune=self.lookahead)
+    def _path(self, problem: DyadicProblem) -> PathResult:
+        self._search_time()  # TimeLimitReached (a leaf) when the preparation took it all
+        return compute_path(problem, search=self.path_search, prune=self.lookahead,
+                            board=self._board(), progress=self._progress)
+
+    def _entries(self, problem: DyadicProblem, res: PathResult) -> list[DyadicPathEntry]:
         W = problem.total_weight
-        entries = []
-        for sol, lo, hi in zip(res.solutions, res.lam_low, res.lam_high):
-            entries.append(DyadicPathEntry(tree=build_tree(problem, sol),
-                                           error=problem.to_fraction(sol.err),
-                                           n_leaves=sol.leaves, penalty_low=lo / W,
-                                           penalty_high=hi / W))
+        return [DyadicPathEntry(tree=build_tree(problem, s), error=problem.to_fraction(s.err),
+                                n_leaves=s.leaves, penalty_low=lo / W, penalty_high=hi / W)
+                for s, lo, hi in zip(res.solutions, res.lam_low, res.lam_high)]
+
+    def _solve_path(self, problem: DyadicProblem) -> SolveResult:
+        res = self._path(problem)
+        W = problem.total_weight
+        entries = self._entries(problem, res)
         self.path_ = entries
         self.path_stats_ = {"evaluations": res.evaluations, "penalties": [x / W for x in res.lams],
                             "rectangles_visited": res.visited, "exact": res.exact,
-                            "skipped_by_heuristic": res.skipped}
+                            "complete": res.complete, "skipped_by_heuristic": res.skipped}
+        if not res.complete:
+            return self._best_found(problem, res, {"path_evaluations": res.evaluations})
         # The solution for penalty_: the entry whose interval holds it.
         lam = problem.to_internal(self.penalty_)
         idx = next((i for i, (lo, hi) in enumerate(zip(res.lam_low, res.lam_high))
@@ -236,14 +294,45 @@ class DyadicTreeClassifier(TreeClassifierBase):
         return self._result(problem, sol, tree,
                             {"path_evaluations": res.evaluations, "path_index": idx})
 
+    def _best_found(self, problem: DyadicProblem, res: PathResult, extra: dict) -> SolveResult:
+        """A path search the clock stopped: the best, at ``penalty_``, of its finished
+        solutions and the stopped search's tree; ``"time_limit"``."""
+        lam = problem.to_internal(self.penalty_)
+        trees = [*res.solutions, *([res.cut] if res.cut is not None else [])]
+        sol = min(trees, key=lambda s: (s.err + lam * s.leaves, -s.leaves))
+        return self._result(problem, sol, build_tree(problem, sol), extra, proven=False,
+                            known=res.solutions)
+
     def _at_penalty(self, problem: DyadicProblem, res, idx: int, tree: Tree):
         """The path's solution for ``penalty_``. compute_path certifies the heuristic path (it
         may skip solutions, and "optimal" must be proven), so the path is exact; an inexact
         one would be solved afresh at ``penalty_``."""
         if res.exact:
             return res.solutions[idx], tree
-        sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead)
+        sol = solve(problem, problem.to_internal(self.penalty_), prune=self.lookahead,
+                    board=self._board(), progress=self._progress)
         return sol, build_tree(problem, sol)
+
+    def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
+        """The single leaf (``time_limit`` ran out before any search) of least (cost-sensitive)
+        error; objective ``error + penalty_``, proven bound ``penalty_`` (one leaf at least)."""
+        total = float(w.sum())
+        self.penalty_ = float(self.penalty) if self.penalty is not None else 2.0 / total
+        counts = np.bincount(y, weights=w, minlength=len(self.classes_))
+        costs = counts @ self._loss_matrix()
+        label = int(np.argmin(costs))
+        builder = TreeBuilder(len(columns), len(self.classes_))
+        tree = builder.build(builder.leaf(counts, label), check=False)
+        d = len(columns)
+        if getattr(self, "_path_mode", False) or self.cv is not None:
+            self.__dict__.setdefault("path_", [])  # no search ran: an empty, unproven path
+            self.__dict__.setdefault("path_stats_", {"evaluations": 0, "exact": False,
+                                                     "complete": False})
+        self.__dict__.setdefault("k_", np.zeros(d, np.int64))
+        self.__dict__.setdefault("bounding_box_", np.full((2, d), np.nan))
+        objective = float(costs[label]) / total + self.penalty_
+        return SolveResult(tree, objective, min(self.penalty_, objective), TIME_LIMIT,
+                           stats={"error": float(costs[label]) / total, "n_leaves": 1})
 
     def _loss_matrix(self) -> np.ndarray:
         K = len(self.classes_)
@@ -253,9 +342,15 @@ class DyadicTreeClassifier(TreeClassifierBase):
                   w: np.ndarray) -> SolveResult:
         from sklearn.model_selection import check_cv
 
-        full = compute_path(problem, search=self.path_search, prune=self.lookahead)
-        problem_bytes = sum(a.nbytes for a in (problem.cells, problem.W, problem.C))
+        full = self._path(problem)
         Wt = problem.total_weight
+        if not full.complete:  # out of time on the full data: no candidate penalties
+            self.path_ = self._entries(problem, full)
+            self.path_stats_ = {"evaluations": full.evaluations, "exact": full.exact,
+                                "complete": False, "skipped_by_heuristic": full.skipped}
+            return self._best_found(problem, full, {"path_evaluations": full.evaluations,
+                                                    "cv_folds": 0})
+        problem_bytes = sum(a.nbytes for a in (problem.cells, problem.W, problem.C))
         # One penalty inside every interval (low, high] of the full-data path.
         cands = []
         for lo, hi in zip(full.lam_low, full.lam_high):
@@ -278,14 +373,30 @@ class DyadicTreeClassifier(TreeClassifierBase):
             pos[kept] = np.arange(int(kept.sum()))
             splits = [(pos[tr][pos[tr] >= 0], pos[va][pos[va] >= 0])
                       for tr, va in splitter.split(None, None)]
+        # Folds in turn under the fit's deadline: the first one it cuts ends cross-validation,
+        # and the folds finished choose the penalty (sharing the time out equally would leave
+        # every fold a little short of what it needs).
+        folds_done = 0
         for tr, va in splits:
             if not np.any(w[tr] > 0):
+                folds_done += 1
                 continue
-            p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
-                        max_splits=self._k_param(X), compress=self.compress,
-                        max_rectangles=self.max_rectangles,
-                        memory_bytes=self._check_prepare(X[tr], K) - problem_bytes)
-            res = compute_path(p, search=self.path_search, prune=self.lookahead)
+            if self._progress.interrupted:
+                break
+            try:
+                self._search_time()
+                p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
+                            max_splits=self._k_param(X), compress=self.compress,
+                            max_rectangles=self.max_rectangles,
+                            memory_bytes=self._check_prepare(X[tr], K) - problem_bytes,
+                            deadline=self._deadline)
+            except TimeLimitReached:
+                break
+            res = compute_path(p, search=self.path_search, prune=self.lookahead,
+                               board=self._board(), progress=self._progress)
+            if not res.complete:
+                break
+            folds_done += 1
             preds = {}
             for c_i, c in enumerate(cands):
                 lam = c * p.total_weight
@@ -295,18 +406,24 @@ class DyadicTreeClassifier(TreeClassifierBase):
                     preds[j] = build_tree(p, res.solutions[j]).predict(X[va])
                 errs[c_i] += float(np.sum(w[va] * L[y[va], preds[j]]))
         errs /= w.sum()
-        best = int(np.flatnonzero(errs <= errs.min() + 1e-12)[0])  # largest penalty on ties
-        self.cv_penalties_, self.cv_errors_ = cands, errs
-        self.penalty_ = float(cands[best])
-        entries = [DyadicPathEntry(tree=build_tree(problem, s), error=problem.to_fraction(s.err),
-                                   n_leaves=s.leaves, penalty_low=lo / Wt, penalty_high=hi / Wt)
-                   for s, lo, hi in zip(full.solutions, full.lam_low, full.lam_high)]
+        entries = self._entries(problem, full)
         self.path_ = entries
         self.path_stats_ = {"evaluations": full.evaluations, "exact": full.exact,
-                            "skipped_by_heuristic": full.skipped}
+                            "complete": True, "skipped_by_heuristic": full.skipped}
+        if folds_done == 0:  # out of time before any fold: the default penalty on the path
+            lam = problem.to_internal(self.penalty_)
+            best = next((i for i, (lo, hi) in enumerate(zip(full.lam_low, full.lam_high))
+                         if lo < lam <= hi), len(entries) - 1)
+        else:
+            best = int(np.flatnonzero(errs <= errs.min() + 1e-12)[0])  # largest penalty on ties
+            self.cv_penalties_, self.cv_errors_ = cands, errs
+            self.penalty_ = float(cands[best])
         sol, tree = self._at_penalty(problem, full, best, entries[best].tree)
-        return self._result(problem, sol, tree,
-                            {"path_evaluations": full.evaluations, "path_index": best})
+        result = self._result(problem, sol, tree, {"path_evaluations": full.evaluations,
+                                                   "path_index": best, "cv_folds": folds_done})
+        if folds_done < len(splits):  # the tree is optimal at penalty_, cross-validation cut
+            result.status = TIME_LIMIT
+        return result
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DyadicTreeClassifier:
         """Fit the optimal dyadic tree for ``penalty`` (or the one ``cv`` picks on the path)."""
@@ -318,7 +435,9 @@ class DyadicTreeClassifier(TreeClassifierBase):
         """Fit every distinct optimal tree over all penalties; return them, smallest first.
 
         The estimator itself ends up fitted with the path tree for ``penalty`` (``penalty_``)
-        and keeps the whole path in ``path_``.
+        and keeps the whole path in ``path_``. ``time_limit`` covers the whole path: a path
+        it cuts keeps the solutions found (``path_stats_["complete"]`` and ``["exact"]``
+        false) and the fit the best of them for ``penalty_``, ``status_ == "time_limit"``.
         """
         self._path_mode = True
         try:
@@ -343,8 +462,10 @@ class DyadicTreeClassifier(TreeClassifierBase):
         certified before it is stored, see :func:`~exactree.solvers.dyadic.compute_path`).
         """
         check_is_fitted(self, "path_")
-        if not self.path_stats_.get("exact", True):  # never stored today; keep the claim honest
-            raise ValueError("the stored path is not exact: refit with an exact path search")
+        if not self.path_stats_.get("exact", True):  # a path time_limit cut; keep the claim honest
+            raise ValueError("the stored path is not exact (complete: "
+                             f"{self.path_stats_.get('complete', True)}): refit with an exact "
+                             "path search and, if time_limit cut it, a larger time_limit")
         Xe = self._encode(X)
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != len(Xe):

@@ -34,6 +34,8 @@ _SEARCH_CONSTRAINTS: dict = {
 class _ProperSearch:
     """The call into the proper-tree search that both estimators make."""
 
+    _whole_fit_time_limit = True  # the clock starts when fit is entered (see TreeEstimatorBase)
+
     def _solve_proper(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                       columns: list[Column], n_classes: int, objective: str) -> SolveResult:
         self._require_numeric(columns, "split rules are functions of numeric coordinates")
@@ -43,7 +45,7 @@ class _ProperSearch:
             min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
             max_rules=self.max_rules, n_jobs=self.n_jobs, objective=objective,
             memory_limit=max(memory_limit_bytes(self.memory_limit) - X.nbytes, 0.0),
-            estimator=type(self).__name__)
+            estimator=type(self).__name__, deadline=self._deadline)
 
 
 class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
@@ -71,9 +73,11 @@ class ObliqueTreeClassifier(_ProperSearch, TreeClassifierBase):
     min_samples_leaf : int, default=1
         Minimum number of training samples in every leaf (so no leaf is empty).
     time_limit : float or None, default=None
-        Seconds for the whole fit, rule generation included, after which the search stops with
-        the best tree found (status ``"time_limit"``; a fit cut short while generating rules
-        searches the rules generated so far).
+        Seconds for the whole fit, counted from the call of ``fit`` (input checks, merging
+        the rows into points and rule generation included), after which the search stops
+        with the best tree found (status ``"time_limit"``; a fit cut short while generating
+        rules searches the rules generated so far; one cut short before its points are merged
+        is a single leaf).
     memory_limit : float or None, default=None
         MiB the fit may hold beyond the input. Before anything is built, the merged points
         (about ``40 * n * d + 48 * n`` bytes) and the candidate rules (``M * 8 * (words + 2p

@@ -10,6 +10,17 @@ Rectangles are keyed by the paper's *endpoint index sum* vector ``(s_1, ..., s_d
 open-addressing hash table indexed with the universal hash ``sum_i u_i s_i mod P`` (``P``
 prime). The table grows (new prime, new ``u``) when it is half full, so its size follows the
 rectangles actually visited rather than the ``n * prod(k_i + 1)`` bound.
+
+The search reads the clock (``board[DEADLINE]``, see :mod:`exactree.progress`) every
+:data:`CHECK_WORK` units of work (a frame, plus a unit per sample summed or partitioned). Past
+the deadline it *stops*: every open frame keeps the best of the candidates it has finished (or
+its leaf), a child still needed becomes a leaf, and the frames return as usual. The root then
+holds a complete tree of ``T_k`` (the best found), whose stored values are its true error and
+leaves, but not a proven optimum.
+
+:func:`group_rows` and :func:`grid_loss` group equal rows by hashing (one pass, no sort): the
+automatic choice of ``k`` compares hundreds of grids, where ``np.unique(axis=0)`` took a
+large share of a second per grid at 100,000 rows.
 """
 
 from __future__ import annotations
@@ -17,8 +28,83 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...progress import DEADLINE, NODES
+from .._clock import now as _now
+
 # Frame stages.
 _NEW, _NEXT, _LEFT_DONE, _RIGHT_DONE, _FINISH = 0, 1, 2, 3, 4
+#: Units of work (frames, samples summed or partitioned) between two looks at the clock: a
+#: unit costs a few nanoseconds, a look some tens.
+CHECK_WORK = 1 << 15
+#: Rows between two looks at the clock in :func:`group_rows`.
+_GROUP_CHECK = 1 << 16
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_hash(A: np.ndarray, r: int, drop: np.ndarray) -> int:
+    h = np.int64(-3750763034362895579)  # FNV-1a offset basis, as int64
+    for j in range(A.shape[1]):
+        h = (h ^ (A[r, j] >> drop[j])) * np.int64(1099511628211)
+        h ^= (h >> 29) & np.int64(0x7FFFFFFFF)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def group_rows(A: np.ndarray, drop: np.ndarray, inv: np.ndarray, deadline: float) -> int:
+    """Number the distinct rows of ``A >> drop`` (per column) in order of first occurrence:
+    ``inv[r]`` is row ``r``'s group. Returns the number of groups, or -1 once ``deadline``
+    (a :func:`.._clock.now` value; inf: none) has passed (``inv`` then partly filled)."""
+    n, d = A.shape
+    P = 2
+    while P < 2 * n:
+        P <<= 1
+    slot_row = np.full(P, -1, np.int64)
+    g = 0
+    for r in range(n):
+        if r % _GROUP_CHECK == _GROUP_CHECK - 1 and deadline < np.inf and _now() > deadline:
+            return -1
+        h = _row_hash(A, r, drop) & (P - 1)
+        while True:
+            s = slot_row[h]
+            if s < 0:
+                slot_row[h] = r
+                inv[r] = g
+                g += 1
+                break
+            same = True
+            for j in range(d):
+                if (A[s, j] >> drop[j]) != (A[r, j] >> drop[j]):
+                    same = False
+                    break
+            if same:
+                inv[r] = inv[s]
+                break
+            h = (h + 1) & (P - 1)
+    return g
+
+
+@njit(cache=True, nogil=True)
+def grid_loss(fine: np.ndarray, drop: np.ndarray, W: np.ndarray, deadline: float) -> float:
+    """Least error of the grid whose cells are ``fine >> drop`` (per column): the sum over
+    occupied cells of the cell's smallest summed loss (rows of ``W``). NaN once ``deadline``
+    has passed."""
+    n = fine.shape[0]
+    K = W.shape[1]
+    inv = np.empty(n, np.int64)
+    g = group_rows(fine, drop, inv, deadline)
+    if g < 0:
+        return np.nan
+    sums = np.zeros((g, K))
+    for r in range(n):
+        for c in range(K):
+            sums[inv[r], c] += W[r, c]
+    total = 0.0
+    for q in range(g):
+        m = sums[q, 0]
+        for c in range(1, K):
+            m = min(m, sums[q, c])
+        total += m
+    return total
 
 
 @njit(cache=True)
@@ -85,8 +171,8 @@ def _better(e1: float, l1: int, e2: float, l2: int, lam: float, tol: float,
     return l1 < l2
 
 
-@njit(cache=True)
-def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
+@njit(cache=True, nogil=True)
+def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed, board):
     """Minimise ``error + lam * leaves`` over the dyadic class ``T_k``.
 
     Parameters
@@ -106,6 +192,10 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
         Lemma 1 look-ahead pruning (off: the DP-equivalent full memoised recursion).
     init_cap, seed : int
         Initial table size hint and seed of the hash multipliers.
+    board : float64 (BOARD_SIZE,)
+        The progress board (:mod:`exactree.progress`): its ``DEADLINE`` is read every
+        :data:`CHECK_WORK` units of work (the search stops past it, see the module docstring),
+        ``NODES`` gets the rectangles stored so far.
 
     Returns
     -------
@@ -113,7 +203,8 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     u, P : the hash multipliers and table size, for look-ups outside the kernel
     visited : number of rectangles visited (= stored)
     heur : largest local break-point penalty below ``lam`` (the search heuristic), -1 if none
-    root_err, root_leaves : the optimal solution value
+    root_err, root_leaves : the optimal solution value (the best found when stopped)
+    stopped : whether the deadline stopped the search (the tree is then not proven optimal)
     """
     n, d = cells.shape
     K = W.shape[1]
@@ -181,6 +272,8 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     hi_c = 0
     i = 0
 
+    stopped = False
+    work = CHECK_WORK  # look at the clock before the first frame
     top = 0
     f_lo[0] = 0
     f_hi[0] = n
@@ -188,9 +281,16 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
     f_hash[0] = rect_hash(root_key, shift, mask, u, P)
     f_stage[0] = _NEW
     while top >= 0:
+        work += 1
+        if work >= CHECK_WORK:
+            work = 0
+            board[NODES] = count
+            if not stopped and board[DEADLINE] < np.inf and _now() > board[DEADLINE]:
+                stopped = True  # finish every open frame with what it has (a valid tree)
         t = top
         st = f_stage[t]
         if st == _NEW:
+            work += f_hi[t] - f_lo[t]
             for c in range(K):
                 tot[c] = 0.0
             for p in range(f_lo[t], f_hi[t]):
@@ -208,8 +308,8 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
             f_bs[t] = -1
             for i in range(d):
                 f_cl[t, i] = 0
-            if prune and (e0 <= tol or e0 < lam - tol):
-                # Lemma 1: no subtree can beat the leaf.
+            if stopped or (prune and (e0 <= tol or e0 < lam - tol)):
+                # Lemma 1: no subtree can beat the leaf (or out of time: a leaf).
                 f_pruned[t] = True
                 f_stage[t] = _FINISH
             else:
@@ -218,6 +318,9 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                 f_stage[t] = _NEXT
             continue
         if st == _NEXT:
+            if stopped:  # out of time: the best candidate finished so far
+                f_stage[t] = _FINISH
+                continue
             i = f_ci[t] + 1
             while i < d and f_lev[t, i] >= kvec[i]:
                 i += 1
@@ -246,6 +349,7 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
                     continue
             lo = f_lo[t]
             hi = f_hi[t]
+            work += hi - lo
             a = lo
             z = hi - 1
             while a <= z:  # samples with bit b clear go left
@@ -369,4 +473,5 @@ def solve_dyadic(cells, W, kvec, lam, tol, more_leaves, prune, init_cap, seed):
         f_lev[c, i] += 1
         f_stage[c] = _NEW
         top = c
-    return (keys, t_err, t_leaves, t_split, t_label, u, P, count, heur, ret_e, ret_l)
+    board[NODES] = count
+    return (keys, t_err, t_leaves, t_split, t_label, u, P, count, heur, ret_e, ret_l, stopped)

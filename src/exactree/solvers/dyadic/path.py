@@ -28,12 +28,19 @@ The paper's heuristic uses the split ratio ``delta / |T|`` of the non-chosen can
 the penalty at which a non-chosen candidate (more leaves, less error) would overtake the chosen
 subtree at the same rectangle, ``(e_best - e_c) / (l_c - l_best)``, which is the exact local
 break-point of that comparison.
+
+Time limit: every search reads the deadline of one shared ``board``
+(:func:`exactree.progress.new_board`). The first search it stops ends the path search: the
+result then holds the solutions completed so far (``complete=False, exact=False``; their
+intervals are those between the solutions found, not proven) and the stopped search's tree
+(``PathResult.cut``, the best it found at its penalty).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,9 +59,10 @@ class PathResult:
     evaluations: int           # exact searches run (penalty values visited)
     visited: list[int]         # rectangles visited by each search
     lams: list[float]          # every penalty visited, in order
-    complete: bool = True      # False when max_evaluations stopped the search
+    complete: bool = True      # False when max_evaluations or the deadline stopped the search
     exact: bool = True         # False for an uncertified heuristic path (may miss solutions)
     skipped: int = 0           # solutions the heuristic missed and the certification found
+    cut: DyadicSolution | None = None  # the search the deadline stopped (its best tree)
 
 
 def _same(a: DyadicSolution, b: DyadicSolution, tol: float) -> bool:
@@ -62,15 +70,18 @@ def _same(a: DyadicSolution, b: DyadicSolution, tol: float) -> bool:
 
 
 class _Budget(Exception):
-    """The evaluation budget of a (benchmark) path search ran out."""
+    """The evaluation budget of a (benchmark) path search, or its deadline, ran out."""
 
 
 class _Runner:
-    def __init__(self, problem: DyadicProblem, prune: bool, max_evaluations: int | None) -> None:
+    def __init__(self, problem: DyadicProblem, prune: bool, max_evaluations: int | None,
+                 board: np.ndarray | None = None, progress: Any = None) -> None:
         self.problem, self.prune, self.max_evaluations = problem, prune, max_evaluations
+        self.board, self.progress = board, progress
         self.found: list[DyadicSolution] = []
         self.visited: list[int] = []
         self.lams: list[float] = []
+        self.cut: DyadicSolution | None = None
 
     def __call__(self, lam: float, more_leaves: bool = True) -> DyadicSolution:
         if self.max_evaluations is not None and len(self.lams) >= self.max_evaluations:
@@ -78,7 +89,12 @@ class _Runner:
         # Size the table from the last search (penalties change slowly along a search).
         hint = int(1.25 * self.visited[-1]) + 64 if self.visited else None
         sol = solve(self.problem, lam, prune=self.prune, more_leaves=more_leaves,
-                    capacity_hint=hint)
+                    capacity_hint=hint, board=self.board, progress=self.progress)
+        if not sol.complete:  # the deadline (or Ctrl-C): the path ends here
+            self.cut = sol
+            self.visited.append(sol.visited)
+            self.lams.append(lam)
+            raise _Budget
         if not any(_same(sol, f, self.problem.tol) for f in self.found):
             self.found.append(sol)
         self.visited.append(sol.visited)
@@ -188,17 +204,19 @@ def _adaptive(problem: DyadicProblem, run: _Runner, heuristic: bool,
 
 def compute_path(problem: DyadicProblem, *, search: str = "hull", prune: bool = True,
                  l_bound: int | None = None, max_evaluations: int | None = None,
-                 certify: bool = True) -> PathResult:
+                 certify: bool = True, board: np.ndarray | None = None,
+                 progress: Any = None) -> PathResult:
     """All distinct solution values of ``min error + lam * leaves`` over ``lam > 0``.
 
     ``max_evaluations`` (for benchmarks) stops after that many exact searches; the result then
     holds the solutions found so far and ``complete=False``. ``certify`` (default) completes
     the ``"adaptive_heuristic"`` path with the solutions it skipped; ``certify=False`` returns
-    the raw heuristic path with ``exact=False``.
+    the raw heuristic path with ``exact=False``. ``board`` and ``progress``: see
+    :func:`~.search.solve` and the module docstring (a deadline ends the path search).
     """
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-    run = _Runner(problem, prune, max_evaluations)
+    run = _Runner(problem, prune, max_evaluations, board, progress)
     complete = True
     exact = True
     skipped = 0
@@ -225,7 +243,7 @@ def compute_path(problem: DyadicProblem, *, search: str = "hull", prune: bool = 
     low = high[1:] + [0.0]
     return PathResult(solutions=sols, lam_low=low, lam_high=high, evaluations=len(run.lams),
                       visited=run.visited, lams=run.lams, complete=complete, exact=exact,
-                      skipped=skipped)
+                      skipped=skipped, cut=run.cut)
 
 
 def original_list_size(err_units: int, l_bound: int) -> int:

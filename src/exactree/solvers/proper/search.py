@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...data.validation import TimeLimitReached, check_deadline
 from ...limits import check_memory
 from ...objectives import SquaredError, get_objective
 from ...tree import LEAF, Tree, TreeBuilder
@@ -79,16 +80,63 @@ def _bit_planes(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.stack(planes, axis=1))
 
 
+@dataclass
+class RowGroups:
+    """Equal rows of a matrix (values equal, ``-0.0`` as ``0.0``): ``first[g]`` the first row of
+    group ``g``, ``group[r]`` row ``r``'s group, groups in order of first occurrence."""
+
+    first: np.ndarray
+    group: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+
+def row_groups(X: np.ndarray, deadline: float | None = None) -> RowGroups:
+    """:class:`RowGroups` of the float matrix ``X`` by hashing (one pass and a sort of the
+    hashes: ``np.unique(axis=0)`` took about 6 s on 1,000,000 x 20). Raises
+    :class:`~exactree.data.validation.TimeLimitReached` past ``deadline`` (between steps)."""
+    from ._generate import first_equal_row, row_hashes
+
+    n = len(X)
+    if X.ndim != 2 or X.shape[1] == 0 or n == 0:
+        return RowGroups(np.zeros(min(n, 1), np.int64), np.zeros(n, np.int64))
+    keys = np.ascontiguousarray(X + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
+    hashes = row_hashes(keys)
+    check_deadline(deadline)
+    order = np.argsort(hashes, kind="stable")
+    check_deadline(deadline)
+    rep = first_equal_row(keys, order, hashes)
+    first = np.flatnonzero(rep == np.arange(n))
+    pos = np.empty(n, np.int64)
+    pos[first] = np.arange(len(first))
+    return RowGroups(first, pos[rep])
+
+
 def point_data(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int, *,
-               squared_error: bool = False) -> PointData:
+               squared_error: bool = False, groups: RowGroups | None = None,
+               deadline: float | None = None) -> PointData:
     """Merge identical rows (no rule can separate them) into weighted points; drop zero weights.
 
     ``y`` holds class indices, or real targets with ``squared_error`` (``n_classes`` is then
-    ignored)."""
+    ignored). Points are in lexicographic order (as ``np.unique(axis=0)`` gives them).
+    ``groups``: :func:`row_groups` of the rows of positive weight, when the caller has them;
+    ``deadline``: see :func:`row_groups`."""
     X = np.asarray(X, np.float64)
     keep = sample_weight > 0
-    Xu, inverse = np.unique(X[keep], axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    Xk = X[keep]
+    if groups is None:
+        groups = row_groups(Xk, deadline)
+    check_deadline(deadline)
+    if len(Xk) == 0 or Xk.ndim != 2 or Xk.shape[1] == 0:
+        Xu, inverse = np.unique(Xk, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        reps = Xk[groups.first] + 0.0
+        perm = np.lexsort(reps.T[::-1])  # column 0 first: np.unique's order
+        rank = np.empty(len(perm), np.int64)
+        rank[perm] = np.arange(len(perm))
+        Xu, inverse = reps[perm], rank[groups.group]
     counts = np.bincount(inverse, minlength=len(Xu))
     full_inverse = np.full(len(X), -1, np.int64)
     full_inverse[keep] = inverse
@@ -694,12 +742,13 @@ def estimate_work(n_points: int, n_features: int, rules: str | tuple[str, ...], 
 
 def _check_work(est: WorkEstimate, n_points: int, n_features: int, n_splits: int,
                 time_limit: float | None, memory_bytes: float | None = None,
-                estimator: str | None = None) -> None:
+                estimator: str | None = None, at_least: bool = False) -> None:
     """Refuse only what is out of reach (rules whose generation, :data:`RULE_PEAK_FACTOR`
     times their stored bytes, would not fit in ``memory_bytes`` (None: half the memory
     available): :class:`~exactree.limits.MemoryLimitError`; or a search of more than
     :data:`REFUSE_SECONDS` without a time limit); warn about a long search."""
-    where = f"{n_points} distinct points in {n_features} dimensions"
+    where = (f"{'at least ' if at_least else ''}{n_points} distinct points in {n_features} "
+             "dimensions")
     check_memory(RULE_PEAK_FACTOR * float(est.rule_bytes), _budget(memory_bytes),
                  f"too many candidate rules: about {est.rules:,} for {where} "
                  f"({est.rule_bytes / 2 ** 30:.3g} GiB stored, generated at up to "
@@ -746,7 +795,7 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                  time_limit: float | None = None, max_rules: int | None = None,
                  n_jobs: int | None = None, stream: bool | None = None,
                  objective: str = "misclassification", memory_limit: float | None = None,
-                 estimator: str | None = None) -> SolveResult:
+                 estimator: str | None = None, deadline: float | None = None) -> SolveResult:
     """Optimal proper tree with at most ``n_splits`` rules of the family ``rules`` on ``(X, y)``.
 
     ``objective``: ``"misclassification"`` (``y`` class indices, ``n_classes`` of them) or
@@ -771,38 +820,80 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
     estimated before they are built; what would not fit is refused with
     :class:`~exactree.limits.MemoryLimitError` naming the ways out (``estimator`` names the
     caller in the message).
+
+    ``deadline`` (a ``time.perf_counter()`` value, e.g. from the start of the estimator's
+    ``fit``) replaces the one ``time_limit`` sets from this call. It is read between the steps
+    (merging the points, estimating the work, generating the rules, the search); past it
+    before the points are merged the result is a single leaf (``"time_limit"``, lower bound
+    0, ``stats["points_merged"]`` false). The distinct points are counted
+    (by hashing) before they are sorted and before any rule exists, so a problem whose rules
+    would not fit is refused at once.
     """
     if objective not in ("misclassification", "squared_error"):
         raise ValueError(f"objective must be 'misclassification' or 'squared_error', got "
                          f"{objective!r}")
     start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
+    if deadline is None and time_limit is not None:
+        deadline = start + time_limit
+    if deadline is not None:  # the time left, for the anytime steps below
+        time_limit = max(deadline - start, 0.0)
     X = np.asarray(X, np.float64)
+    if deadline is not None and start >= deadline:
+        return _leaf_only(X, y, sample_weight, n_classes, objective == "squared_error", start)
     budget = _budget(memory_limit)
     if X.ndim == 2:
         check_memory(point_data_bytes(X.shape[0], X.shape[1], n_classes), budget,
                      f"merging the {X.shape[0]:,} rows x {X.shape[1]} columns into distinct "
                      "points", ["fewer rows", "fewer features",
                                 "a larger memory_limit (MiB)"], estimator)
-    data = point_data(X, y, sample_weight, n_classes,
-                      squared_error=objective == "squared_error")
-    budget -= sum(a.nbytes for a in (data.X, data.inverse, data.weights, data.counts))
-    est = None
-    if data.X.ndim == 2 and len(data.X):
-        est = estimate_work(len(data.X), data.X.shape[1], rules, degree, ties, n_splits,
-                            _SSE_EFFECTIVE_CLASSES if data.sse else n_classes)
+    sse = objective == "squared_error"
     one_rule = n_splits == 1 or (n_splits >= 1 and max_depth == 1)
-    if data.sse:
+    stream_shape = bool(one_rule and ties == "all" and min_samples_leaf >= 1 and not sse
+                        and rules in ("hyperplane", "polynomial") and stream is not False)
+    if X.ndim == 2 and X.shape[1] and len(X) > _PREFIX_ROWS:
+        # The distinct rows of a prefix bound the points from below: rules that would not fit
+        # for them are refused before every row is hashed (a fraction of a second at 1M rows).
+        lower = len(np.unique(X[:_PREFIX_ROWS][sample_weight[:_PREFIX_ROWS] > 0] + 0.0, axis=0))
+        est = estimate_work(lower, X.shape[1], rules, degree, ties, n_splits,
+                            _SSE_EFFECTIVE_CLASSES if sse else n_classes)
+        if lower and not stream_shape:  # (streaming lists no rules: its own checks)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the exact check below warns
+                _check_work(est, lower, X.shape[1], n_splits, time_limit, budget, estimator,
+                            at_least=True)
+    try:
+        check_deadline(deadline)
+        groups = row_groups(X[sample_weight > 0], deadline) if X.ndim == 2 else None
+    except TimeLimitReached:
+        return _leaf_only(X, y, sample_weight, n_classes, sse, start)
+    est = None
+    if X.ndim == 2 and groups is not None and len(groups) and X.shape[1]:
+        est = estimate_work(len(groups), X.shape[1], rules, degree, ties, n_splits,
+                            _SSE_EFFECTIVE_CLASSES if sse else n_classes)
+    if sse:
         stream = False  # the streaming kernel scores misclassification only
     elif stream is None:
         stream = est is not None and est.rules > STREAM_RULES and max_rules is None
-    if (stream and one_rule and est is not None and ties == "all" and min_samples_leaf >= 1
-            and rules in ("hyperplane", "polynomial")):
+    may_stream = bool(stream and one_rule and est is not None and ties == "all"
+                      and min_samples_leaf >= 1 and rules in ("hyperplane", "polynomial"))
+    # what the merged points will hold: X, inverse, weights (or 3 statistics), counts
+    point_bytes = (8.0 * (len(groups) * (X.shape[1] + max(n_classes, 3) + 1) + len(X))
+                   if groups is not None else 0.0)
+    if est is not None and not may_stream:  # refused before the points are sorted
+        _check_work(est, len(groups), X.shape[1], n_splits, time_limit, budget - point_bytes,
+                    estimator)
+    try:
+        data = point_data(X, y, sample_weight, n_classes, squared_error=sse, groups=groups,
+                          deadline=deadline)
+    except TimeLimitReached:
+        return _leaf_only(X, y, sample_weight, n_classes, sse, start)
+    budget -= sum(a.nbytes for a in (data.X, data.inverse, data.weights, data.counts))
+    if may_stream:
+        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
         got = _solve_streaming(X, y, sample_weight, n_classes, data, rules, degree,
-                               min_samples_leaf, time_limit, deadline, n_jobs, start)
+                               min_samples_leaf, left, deadline, n_jobs, start)
         if got is not None:
             return got
-    if est is not None:
         _check_work(est, len(data.X), data.X.shape[1], n_splits, time_limit, budget, estimator)
     ruleset = make_rules(data.X, rules, degree=degree, ties=ties, max_rules=max_rules,
                          deadline=deadline)
@@ -830,6 +921,23 @@ def solve_proper(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_clas
                        stats=stats)
 
 
+def _leaf_only(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, n_classes: int,
+               sse: bool, start: float) -> SolveResult:
+    """The single leaf of a solve the deadline stopped before its points were merged: status
+    ``"time_limit"``, lower bound 0 (no cost is negative)."""
+    builder = TreeBuilder(X.shape[1], 1 if sse else n_classes, regression=sse)
+    node_value = (_regression_values(y, sample_weight) if sse
+                  else _classification_values(y, sample_weight, n_classes))
+    value, label, _ = node_value(np.ones(len(y), bool), None)
+    tree = builder.build(builder.leaf(value, label), check=False)
+    value = tree_objective(tree, X, y, sample_weight)
+    return SolveResult(tree=tree, objective=value, lower_bound=0.0, status=TIME_LIMIT,
+                       stats=dict(points_merged=False, rules=0, rule_evaluations=0,
+                                  rules_complete=False, seconds=time.perf_counter() - start))
+
+
+#: Rows of the prefix whose distinct rows bound the point count before all rows are merged.
+_PREFIX_ROWS = 4096
 #: Class planes a squared-error rule evaluation costs about as much as, in
 #: :func:`estimate_work` (its statistics are summed point by point, not by popcounts).
 _SSE_EFFECTIVE_CLASSES = 16
