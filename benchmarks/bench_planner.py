@@ -90,7 +90,7 @@ def fit_once(X, y, classes: int, depth: int, search: str, cap: float) -> dict:
     seconds = time.perf_counter() - start
     plan = getattr(est, "plan_", None)
     return {"seconds": seconds, "status": est.status_, "objective": est.objective_,
-            "chosen": est.search_ or "", "note": "" if plan is None else plan.reason[:80],
+            "chosen": getattr(est, "search_", None) or "", "note": "" if plan is None else plan.reason[:80],
             "m_binary": getattr(plan, "n_binary", getattr(est, "n_binary_features_", "")),
             "f_ordered": getattr(plan, "n_ordered", "") if search == "auto" else ""}
 
@@ -215,8 +215,13 @@ def fit_model(path: Path) -> None:
         src = rb if rb["m_binary"] else runs["auto"]
         m, F = float(src["m_binary"]), float(src["f_ordered"])
         tb, to = float(rb["seconds"]), float(ro["seconds"])
+        done = [r["status"] in ("optimal", "optimal_on_binarized") for r in (rb, ro)]
+        if not any(done) or "refused" in (rb["status"], ro["status"]):
+            continue  # both capped: nothing known of their ratio
         if min(tb, to) < 0.02:  # Python around the kernel, not the search
             continue
+        # One capped: its time is a lower bound, so the ratio is at least as uneven (kept as
+        # measured, which pulls the fit the right way).
         A.append(model_features(rows, m, F, max(classes, 2), depth))
         b.append(math.log(tb / to))
     if len(A) < 6:

@@ -113,7 +113,8 @@ def test_verbose_two_adds_the_counters_and_zero_is_silent(capsys):
     assert capsys.readouterr().err == ""
     OptimalTreeClassifier(max_depth=2, verbose=2).fit(X, y)
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("[exactree] optimal:") and "frames" in err[0]
+    assert len(err) == 2 and err[0].startswith("[exactree] OptimalTreeClassifier: search ")
+    assert err[1].startswith("[exactree] optimal:") and "frames" in err[1]
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])

@@ -38,6 +38,16 @@ def test_the_model_grows_with_the_splits_per_feature():
     assert ratios == sorted(ratios) and ratios[0] < 0 < ratios[-1]
 
 
+def test_the_fitted_model_grows_with_the_splits_at_every_depth():
+    """The estimator counts ordered features from an upper bound on the splits per feature
+    first and keeps a binary choice made there: sound only while the model grows with them."""
+    for depth in range(1, 9):
+        for rows in (100, 10**4, 10**6):
+            r = [predicted_log_ratio(shape(n_rows=rows, n_binary=s * 50, n_ordered=50,
+                                           max_depth=depth)) for s in (1, 2, 8, 64, 512)]
+            assert r == sorted(r), (depth, rows, r)
+
+
 def test_one_search_only_and_what_does_not_fit():
     assert plan_search(shape(n_classes=0)).search == "ordered"  # squared error
     assert plan_search(shape(user_objective=True)).search == "ordered"

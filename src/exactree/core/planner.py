@@ -35,8 +35,11 @@ __all__ = ["MODEL", "Plan", "ProblemShape", "RACE_BAND", "model_features", "plan
 MODEL = (-3.47, 1.0, 0.0, 0.0, 0.0, 0.0)
 #: A prediction within this factor of even is unsure: race both searches first.
 RACE_BAND = 2.0
-#: Seconds each search gets in a race (at most a twentieth of a fit's time limit).
-RACE_SECONDS = 0.02
+#: Seconds each search gets in a race (at most a twentieth of a fit's time limit): enough for
+#: the small fits where Python around the kernels makes the model least sure.
+RACE_SECONDS = 0.005
+#: A fit races only with at least this many race budgets of its time limit left.
+RACE_ROOM = 100
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 from ..data import Binarizer
 from ..data.encoding import Column
 from ..data.ordered import OrderedFeatures, mean_splits_bound, ordered_features
-from ..core.planner import RACE_SECONDS, Plan, ProblemShape, plan_search
+from ..core.planner import RACE_ROOM, RACE_SECONDS, Plan, ProblemShape, plan_search
 from ..data.validation import TimeLimitReached
 from ..objectives import LeafCost
 from ..solvers.dp.convert import to_tree
@@ -256,16 +256,17 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.search_ = self.plan_ = None
         self._binarize(X, y, w, columns, keep_ranks=self.search != "binary")
         try:
-            plan = self.plan_ = self._plan(X, y, w)
+            plan, features = self._plan(X, w)
+            self.plan_ = plan
             self._progress.note(f"search {plan.search!r}: {plan.reason}")
             wanted = {plan.search} | ({"binary", "ordered"} if race and plan.race else set())
-            solvers: dict[str, DPSolver | OrderedSolver] = {}
-            if "ordered" in wanted:
+            if "ordered" in wanted and features is None:
                 features = ordered_features(self.binarizer_, X, self._deadline)
-                if features is not None:
-                    solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
         finally:
             self.binarizer_.ranks.clear()  # rows x columns: not kept in the fitted model
+        solvers: dict[str, DPSolver | OrderedSolver] = {}
+        if "ordered" in wanted and features is not None:
+            solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
         if "binary" in wanted or "ordered" not in solvers:
             solvers["binary"] = self._binary_solver(X, y, w)
         if plan.search not in solvers:  # (no ordered feature at all: binary it is)
@@ -273,24 +274,33 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self.search_ = self.plan_.search
         return solvers
 
-    def _plan(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> Plan:
-        """Ask the planner (:mod:`exactree.core.planner`) for this fit's search."""
+    def _plan(self, X: np.ndarray, w: np.ndarray) -> tuple[Plan, OrderedFeatures | None]:
+        """The planner's choice (:mod:`exactree.core.planner`) for this fit, and the ordered
+        features where counting them exactly built them. The count starts from a cheap upper
+        bound on the splits per ordered feature (only nested neighbours merge); the model
+        grows with that number, so a binary choice at the bound stands, and otherwise the
+        features are built and counted exactly."""
         if self.objective is not None and self.search == "binary":
             raise ValueError("an objective runs the ordered search: search='binary' does not "
                              "apply")
         m = self.n_binary_features_
-        shape = ProblemShape(len(X), m, self._ordered_count(X, m), len(self.classes_),
-                             self.max_depth, user_objective=self.objective is not None,
-                             binary_fits=self._binary_fits(X, w))
-        return plan_search(shape, self.search)
 
-    def _ordered_count(self, X: np.ndarray, m: int) -> int:
-        """How many ordered features the binary ones make (nested 0/1 neighbours merge): exact
-        for numeric columns, from :func:`~exactree.data.ordered.mean_splits_bound` otherwise."""
+        def plan(n_ordered: int) -> Plan:
+            return plan_search(ProblemShape(len(X), m, n_ordered, len(self.classes_),
+                                            self.max_depth, self.objective is not None, fits),
+                               self.search)
+
+        fits = self.search != "auto" or self._binary_fits(X, w)
         if self.search != "auto" or m == 0:
-            return max(m, 1)
-        return max(int(round(m / max(mean_splits_bound(self.binarizer_, X, self._deadline),
-                                     1.0))), 1)
+            return plan(max(m, 1)), None
+        bound = mean_splits_bound(self.binarizer_, X, self._deadline)
+        first = plan(max(int(round(m / max(bound, 1.0))), 1))
+        if first.search == "binary" and not first.race:
+            return first, None
+        features = ordered_features(self.binarizer_, X, self._deadline)
+        if features is None:
+            return Plan("binary", "no ordered features", n_binary=m), None
+        return plan(features.n_features), features
 
     def _check_binary_size(self, X: np.ndarray, w: np.ndarray) -> None:
         """Refuse (MemoryLimitError) a binary search whose set-up would not fit in the fit's
@@ -384,9 +394,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X, y, sample_weight, columns) -> SolveResult:
         total = float(sample_weight.sum())
-        # A race only where the fit runs in this process (parallel workers would each race).
+        # A race only where the fit runs in this process (parallel workers would each race)
+        # and a time limit leaves room for it (building the second search costs time too).
+        left = self._time_left()
         plain = (self.cost_complexity == 0 and self.max_nodes is None
-                 and dp_parallel.n_workers(self.n_jobs) == 1)
+                 and dp_parallel.n_workers(self.n_jobs) == 1
+                 and (left is None or left > RACE_ROOM * RACE_SECONDS))
         solvers = self._prepare_all(X, y, sample_weight, columns, self.cost_complexity * total,
                                     race=plain)
         if len(solvers) == 2:
