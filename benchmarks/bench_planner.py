@@ -36,6 +36,10 @@ FIELDS = ("rows", "features", "kind", "classes", "depth", "search", "seconds", "
           "objective", "chosen", "m_binary", "f_ordered", "note")
 #: Bytes a forced binary search may take before the cell is skipped (rows x binary features).
 MAX_CELLS = 3 * 10**9
+#: Binary features beyond which the forced binary search is not run: one depth-two solve over
+#: them (pair counts of every two features) is not cut by the time limit (200 rows x 102,000
+#: thresholds took 664 s at depth 2 with a 10-s cap).
+MAX_BINARY = 20_000
 
 
 def make_problem(rows: int, features: int, kind: str, classes: int, seed: int = 0):
@@ -92,7 +96,13 @@ def fit_once(X, y, classes: int, depth: int, search: str, cap: float) -> dict:
     return {"seconds": seconds, "status": est.status_, "objective": est.objective_,
             "chosen": getattr(est, "search_", None) or "", "note": "" if plan is None else plan.reason[:80],
             "m_binary": getattr(plan, "n_binary", getattr(est, "n_binary_features_", "")),
-            "f_ordered": getattr(plan, "n_ordered", "") if search == "auto" else ""}
+            "f_ordered": getattr(plan, "n_ordered", "")}
+
+
+def binary_features(X) -> int:
+    """The thresholds and category tests of ``X`` (what the binary search takes as features)."""
+    cols = [X.iloc[:, j] for j in range(X.shape[1])] if hasattr(X, "iloc") else list(X.T)
+    return sum(len(np.unique(np.asarray(c))) - 1 for c in cols)
 
 
 def ordered_count(X, kind: str, m: int) -> int:
@@ -145,7 +155,10 @@ def run(args) -> None:
                 continue
             X, y = make_problem(rows, features, kind, classes)
             times = {}
-            for search in (("ordered", "auto") if classes == 0 else ("binary", "ordered", "auto")):
+            searches = ("ordered", "auto") if classes == 0 else ("binary", "ordered", "auto")
+            if binary_features(X) > MAX_BINARY:
+                searches = tuple(s for s in searches if s != "binary")
+            for search in searches:
                 r = fit_once(X, y, classes, depth, search, args.cap)
                 if r.get("m_binary") not in ("", None) and not r.get("f_ordered"):
                     r["f_ordered"] = ordered_count(X, kind, int(r["m_binary"]))
@@ -210,10 +223,9 @@ def fit_model(path: Path) -> None:
         if classes == 0 or "binary" not in runs or "ordered" not in runs:
             continue
         rb, ro = runs["binary"], runs["ordered"]
-        if not (rb["m_binary"] or runs.get("auto", {}).get("m_binary")):
+        if not (ro["m_binary"] and ro["f_ordered"]):
             continue
-        src = rb if rb["m_binary"] else runs["auto"]
-        m, F = float(src["m_binary"]), float(src["f_ordered"])
+        m, F = float(ro["m_binary"]), float(ro["f_ordered"])  # (the ordered run counts exactly)
         tb, to = float(rb["seconds"]), float(ro["seconds"])
         done = [r["status"] in ("optimal", "optimal_on_binarized") for r in (rb, ro)]
         if not any(done) or "refused" in (rb["status"], ro["status"]):
@@ -233,6 +245,67 @@ def fit_model(path: Path) -> None:
     print(f"{len(A)} cells, residual sd {resid.std():.3f} (log units)")
 
 
+def _suite_sets():
+    """``(name, X, y)`` of every shared benchmark set: the binary ones and the continuous
+    classification ones (train split), plus scikit-learn's iris, wine and breast cancer."""
+    import bench_continuous
+    import bench_dp
+
+    for path in sorted(bench_dp.DATA.glob("*.txt")):
+        if path.name.startswith(("LICENSE", "README")):
+            continue
+        X, y = bench_dp.load(path.stem)
+        yield path.stem, X.astype(float), y
+    for name in bench_continuous.SKLEARN_SETS + bench_continuous.SETS:
+        X, y = bench_continuous.load(name)
+        yield name, X, y
+
+
+def old_rule(n_rows: int, n_binary: int, n_ordered: int) -> str:
+    """The fixed thresholds the planner replaced: ordered from 32 splits per ordered feature
+    (16 on at most 500 rows) or from 1,000 binary features."""
+    per_feature = 16 if n_rows <= 500 else 32
+    ordered = n_binary >= 1000 or n_binary >= per_feature * n_ordered
+    return "ordered" if ordered else "binary"
+
+
+def suites(args) -> None:
+    """Where the planner decides otherwise than the old rule on the shared sets: both
+    searches timed (best of three under a second, ``--cap`` each), so no suite gets slower."""
+    from exactree import OptimalTreeClassifier
+    from exactree.core.planner import ProblemShape, plan_search
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    warm_up()
+    worse = []
+    for name, X, y in _suite_sets():
+        probe = OptimalTreeClassifier(max_depth=1, search="ordered").fit(X, y)
+        m, F = probe.plan_.n_binary, probe.plan_.n_ordered
+        for depth in args.depths:
+            new = plan_search(ProblemShape(len(X), m, F, len(probe.classes_), depth))
+            old = old_rule(len(X), m, F)
+            if new.search == old:
+                continue
+            times = {}
+            for search in ("binary", "ordered"):
+                best = math.inf
+                for _ in range(3):
+                    r = fit_once(X, y, len(probe.classes_), depth, search, args.cap)
+                    best = min(best, r["seconds"] if r["status"].startswith("optimal")
+                               else math.inf)
+                    if best > 1:
+                        break
+                times[search] = best
+            ratio = times[new.search] / max(times[old], 1e-6)
+            print(f"{name} depth {depth}: {m} binary / {F} ordered features, {len(X)} rows: "
+                  f"old {old} {times[old]:.4f} s, planner {new.search} "
+                  f"{times[new.search]:.4f} s ({ratio:.2f}x){' race' if new.race else ''}",
+                  flush=True)
+            if ratio > 1.1 and times[new.search] > 0.02:
+                worse.append((name, depth, round(ratio, 2)))
+    print("\nslower than the old rule (over 10% and 20 ms):", worse or "none")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="a small grid (minutes)")
@@ -246,9 +319,13 @@ def main() -> None:
                    help="0: regression")
     p.add_argument("--depths", type=int, nargs="+", default=[2, 3, 4])
     p.add_argument("--summary", action="store_true", help="only summarise the records")
+    p.add_argument("--suites", action="store_true",
+                   help="the shared sets where the planner and the old fixed rule disagree")
     args = p.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    if args.fit:
+    if args.suites:
+        suites(args)
+    elif args.fit:
         fit_model(RESULTS)
     elif args.summary:
         summarise(RESULTS)

@@ -48,6 +48,19 @@ def test_the_fitted_model_grows_with_the_splits_at_every_depth():
             assert r == sorted(r), (depth, rows, r)
 
 
+def test_a_penalised_fit_prices_the_binary_search_s_budgets():
+    """cost_complexity: the binary search solves node budgets one after another, the ordered
+    search once with a price per split."""
+    plain = predicted_log_ratio(shape(n_binary=400, n_ordered=100))
+    priced = predicted_log_ratio(shape(n_binary=400, n_ordered=100, binary_budgets=7))
+    assert priced == pytest.approx(plain + math.log(7))
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 3)).round(1)
+    y = (X[:, 0] > 0).astype(int)
+    model = OptimalTreeClassifier(max_depth=3, cost_complexity=0.01).fit(X, y)
+    assert model.search_ == "ordered"
+
+
 def test_one_search_only_and_what_does_not_fit():
     assert plan_search(shape(n_classes=0)).search == "ordered"  # squared error
     assert plan_search(shape(user_objective=True)).search == "ordered"

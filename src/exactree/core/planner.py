@@ -47,8 +47,10 @@ class ProblemShape:
     """What the planner reads of a fit: rows, binary features of the binary search
     (``n_binary``), ordered features of the threshold-aware one (``n_ordered``: each numeric
     column one, nested 0/1 columns merged, each category test one), classes (0: regression),
-    ``max_depth``, whether the objective is the user's or a node budget is set, and whether the
-    binary search's data fits in the memory budget."""
+    ``max_depth``, whether the objective is the user's, whether the binary search's data fits
+    in the memory budget, and how many node budgets the binary search solves one after another
+    (``cost_complexity``: up to ``2**max_depth - 1``; the ordered search prices splits in one
+    search instead)."""
 
     n_rows: int
     n_binary: int
@@ -57,6 +59,7 @@ class ProblemShape:
     max_depth: int
     user_objective: bool = False
     binary_fits: bool = True
+    binary_budgets: int = 1
 
     @property
     def mean_splits(self) -> float:
@@ -90,7 +93,9 @@ def predicted_log_ratio(shape: ProblemShape) -> float:
     """The model's ``log(binary seconds / ordered seconds)`` for ``shape``."""
     x = model_features(shape.n_rows, shape.n_binary, shape.n_ordered, shape.n_classes,
                        shape.max_depth)
-    return float(sum(c * v for c, v in zip(MODEL, x)))
+    # (Each budget a search of its own, sharing a cache: counted as a full search each, a
+    # modelled term rather than a fitted one.)
+    return float(sum(c * v for c, v in zip(MODEL, x))) + math.log(max(shape.binary_budgets, 1))
 
 
 def plan_search(shape: ProblemShape, requested: str = "auto") -> Plan:

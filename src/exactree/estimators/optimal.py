@@ -267,10 +267,12 @@ class OptimalTreeClassifier(TreeClassifierBase):
         solvers: dict[str, DPSolver | OrderedSolver] = {}
         if "ordered" in wanted and features is not None:
             solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
+            self.plan_ = replace(plan, n_ordered=features.n_features)  # the exact count
         if "binary" in wanted or "ordered" not in solvers:
             solvers["binary"] = self._binary_solver(X, y, w)
         if plan.search not in solvers:  # (no ordered feature at all: binary it is)
             self.plan_ = Plan("binary", "no ordered features", n_binary=plan.n_binary)
+            self._progress.note(f"search 'binary': {self.plan_.reason}")
         self.search_ = self.plan_.search
         return solvers
 
@@ -286,9 +288,10 @@ class OptimalTreeClassifier(TreeClassifierBase):
         m = self.n_binary_features_
 
         def plan(n_ordered: int) -> Plan:
+            budgets = (1 << min(self.max_depth, 16)) - 1 if self.cost_complexity > 0 else 1
             return plan_search(ProblemShape(len(X), m, n_ordered, len(self.classes_),
-                                            self.max_depth, self.objective is not None, fits),
-                               self.search)
+                                            self.max_depth, self.objective is not None, fits,
+                                            budgets), self.search)
 
         fits = self.search != "auto" or self._binary_fits(X, w)
         if self.search != "auto" or m == 0:
