@@ -83,9 +83,10 @@ class Plan:
 def model_features(n_rows: float, n_binary: float, n_ordered: float, n_classes: float,
                    max_depth: float) -> list[float]:
     """The model's inputs: 1, log splits per feature, the same times the levels above depth
-    two, log classes, log rows, log ordered features."""
+    two (at most two: the measurements reach depth 4), log classes, log rows, log ordered
+    features."""
     splits = math.log(max(n_binary / max(n_ordered, 1), 1.0))
-    return [1.0, splits, splits * max(max_depth - 2, 0), math.log(max(n_classes, 2)),
+    return [1.0, splits, splits * min(max(max_depth - 2, 0), 2), math.log(max(n_classes, 2)),
             math.log(max(n_rows, 1)), math.log(max(n_ordered, 1))]
 
 

@@ -127,7 +127,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         (:mod:`exactree.core.planner`): a cost model of rows, binary and ordered features,
         classes and depth, fitted on ``benchmarks/bench_planner.py``'s measurements, picks
         the search predicted faster (never one whose data does not fit in memory), and where
-        it is unsure both are raced for a few hundredths of a second first; ``plan_`` says
+        it is unsure both are raced for a few milliseconds first; ``plan_`` says
         which and why (one line at ``verbose=1``). Both give the same optimum, with ``max_nodes`` and in
         :meth:`fit_path` too (a split's children share its budget less one; the ordered search
         tries every pair of child budgets). With ``cost_complexity`` the ordered search runs
@@ -257,8 +257,6 @@ class OptimalTreeClassifier(TreeClassifierBase):
         self._binarize(X, y, w, columns, keep_ranks=self.search != "binary")
         try:
             plan, features = self._plan(X, w)
-            self.plan_ = plan
-            self._progress.note(f"search {plan.search!r}: {plan.reason}")
             wanted = {plan.search} | ({"binary", "ordered"} if race and plan.race else set())
             if "ordered" in wanted and features is None:
                 features = ordered_features(self.binarizer_, X, self._deadline)
@@ -267,12 +265,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
         solvers: dict[str, DPSolver | OrderedSolver] = {}
         if "ordered" in wanted and features is not None:
             solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
-            self.plan_ = replace(plan, n_ordered=features.n_features)  # the exact count
         if "binary" in wanted or "ordered" not in solvers:
             solvers["binary"] = self._binary_solver(X, y, w)
-        if plan.search not in solvers:  # (no ordered feature at all: binary it is)
+        self.plan_ = plan
+        if "ordered" in solvers:
+            self.plan_ = replace(plan, n_ordered=features.n_features)  # the exact count
+        elif plan.search == "ordered":  # (no ordered feature at all: binary it is)
             self.plan_ = Plan("binary", "no ordered features", n_binary=plan.n_binary)
-            self._progress.note(f"search 'binary': {self.plan_.reason}")
+        self._progress.note(f"search {self.plan_.search!r}: {self.plan_.reason}")
         self.search_ = self.plan_.search
         return solvers
 
@@ -299,7 +299,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         bound = mean_splits_bound(self.binarizer_, X, self._deadline)
         first = plan(max(int(round(m / max(bound, 1.0))), 1))
         if first.search == "binary" and not first.race:
-            return first, None
+            return replace(first, reason="at most " + first.reason), None
         features = ordered_features(self.binarizer_, X, self._deadline)
         if features is None:
             return Plan("binary", "no ordered features", n_binary=m), None
