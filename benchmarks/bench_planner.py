@@ -176,8 +176,12 @@ def _cells(path: Path) -> dict:
     cells: dict = {}
     with open(path) as f:
         for r in csv.DictReader(f):
-            key = (int(r["rows"]), int(r["features"]), r["kind"], int(r["classes"]),
-                   int(r["depth"]))
+            try:
+                key = (int(r["rows"]), int(r["features"]), r["kind"], int(r["classes"]),
+                       int(r["depth"]))
+                float(r["seconds"])
+            except (TypeError, ValueError):  # a line two runs wrote into at once
+                continue
             cells.setdefault(key, {})[r["search"]] = r
     return cells
 
@@ -213,36 +217,77 @@ def summarise(path: Path) -> None:
         print("  capped:", k)
 
 
-def fit_model(path: Path) -> None:
-    """Least squares of log(binary seconds / ordered seconds) on the planner's features."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "src"))
-    from exactree.core.planner import model_features
+def _timed_cells(path: Path) -> list[tuple]:
+    """``(shape, seconds, finished)`` per classification cell with both searches run and at
+    least one finished: ``seconds`` and ``finished`` by search. Cells whose faster search took
+    under 5 ms (Python around the kernels, not the search) are left out."""
+    from exactree.core.planner import ProblemShape
 
-    A, b = [], []
+    out = []
     for (rows, features, kind, classes, depth), runs in _cells(path).items():
         if classes == 0 or "binary" not in runs or "ordered" not in runs:
             continue
-        rb, ro = runs["binary"], runs["ordered"]
-        if not (ro["m_binary"] and ro["f_ordered"]):
+        ro = runs["ordered"]
+        if not (ro["m_binary"] and ro["f_ordered"]):  # (the ordered run counts exactly)
             continue
-        m, F = float(ro["m_binary"]), float(ro["f_ordered"])  # (the ordered run counts exactly)
-        tb, to = float(rb["seconds"]), float(ro["seconds"])
-        done = [r["status"] in ("optimal", "optimal_on_binarized") for r in (rb, ro)]
-        if not any(done) or "refused" in (rb["status"], ro["status"]):
-            continue  # both capped: nothing known of their ratio
-        if min(tb, to) < 0.005:  # Python around the kernel, not the search
+        seconds = {s: float(runs[s]["seconds"]) for s in ("binary", "ordered")}
+        finished = {s: runs[s]["status"] in ("optimal", "optimal_on_binarized")
+                    for s in ("binary", "ordered")}
+        if not any(finished.values()):
             continue
-        # One capped: its time is a lower bound, so the ratio is at least as uneven (kept as
-        # measured, which pulls the fit the right way).
-        A.append(model_features(rows, m, F, max(classes, 2), depth))
-        b.append(math.log(tb / to))
-    if len(A) < 6:
-        print(f"only {len(A)} usable cells: run the grid first")
+        if min(seconds[s] for s in seconds if finished[s]) < 0.005:
+            continue
+        shape = ProblemShape(rows, int(float(ro["m_binary"])), int(float(ro["f_ordered"])),
+                             classes, depth)
+        out.append((shape, seconds, finished))
+    return out
+
+
+def time_lost(cells: list[tuple]) -> float:
+    """Mean log of (what the planner's choice takes, races included) / (the faster search),
+    under the planner's current :data:`~exactree.core.planner.MODEL`."""
+    from exactree.core import planner
+
+    lost = []
+    for shape, seconds, finished in cells:
+        best = min(seconds[s] for s in seconds if finished[s])
+        plan = planner.plan_search(shape)
+        other = "ordered" if plan.search == "binary" else "binary"
+        took = seconds[plan.search] if finished[plan.search] else 2 * seconds[plan.search]
+        if plan.race:  # each search gets RACE_SECONDS first
+            r = planner.RACE_SECONDS
+            if finished[plan.search] and seconds[plan.search] <= r:
+                took = seconds[plan.search]
+            elif finished[other] and seconds[other] <= r:
+                took = r + seconds[other]
+            else:
+                took += 2 * r
+        lost.append(math.log(took / best))
+    return float(np.mean(lost))
+
+
+def fit_model(path: Path) -> None:
+    """The constants of :data:`~exactree.core.planner.MODEL` that lose the least time over the
+    recorded cells (a capped search counted at twice its cap), searched on a grid; among
+    equally good ones, the one whose predicted log ratios are nearest the measured ones."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "src"))
+    from exactree.core import planner
+
+    cells = _timed_cells(path)
+    if len(cells) < 6:
+        print(f"only {len(cells)} usable cells: run the grid first")
         return
-    coef, *_ = np.linalg.lstsq(np.array(A), np.array(b), rcond=None)
-    resid = np.array(b) - np.array(A) @ coef
-    print("MODEL =", tuple(round(float(c), 4) for c in coef))
-    print(f"{len(A)} cells, residual sd {resid.std():.3f} (log units)")
+    measured = np.array([math.log(s["binary"] / s["ordered"]) for _, s, _ in cells])
+    ranked = []
+    for c0, c1, c2, c4 in itertools.product(np.arange(-7, 0.01, 0.25), (0.6, 0.8, 1.0, 1.2, 1.4),
+                                            (-0.2, 0.0, 0.2), (-0.3, -0.15, 0.0, 0.15, 0.3)):
+        planner.MODEL = (float(c0), c1, c2, 0.0, c4, 0.0)
+        err = measured - np.array([planner.predicted_log_ratio(s) for s, _, _ in cells])
+        ranked.append((round(time_lost(cells), 6), float(np.mean(err ** 2)), planner.MODEL))
+    lost, mse, model = min(ranked)
+    print("MODEL =", tuple(round(c, 4) for c in model))
+    print(f"{len(cells)} cells: time lost {math.exp(lost):.3f}x (geometric mean), "
+          f"residual sd {math.sqrt(mse):.2f} (log units)")
 
 
 def _suite_sets():
@@ -283,14 +328,16 @@ def suites(args) -> None:
     with open(RESULTS, "a", newline="") as f:
         out = csv.DictWriter(f, FIELDS)
         for name, X, y in _suite_sets():
+            if args.sets and name not in args.sets:
+                continue
             probe = OptimalTreeClassifier(max_depth=1, search="ordered").fit(X, y)
             m, F, K = probe.plan_.n_binary, probe.plan_.n_ordered, len(probe.classes_)
             for depth in args.depths:
                 cell = dict(rows=len(X), features=X.shape[1], kind=f"suite:{name}", classes=K,
                             depth=depth)
-                times = {}
-                for search in ("binary", "ordered"):
-                    best, rec = math.inf, None
+                times = {"binary": math.inf}  # (not run beyond MAX_BINARY: see there)
+                for search in ("binary", "ordered") if m <= MAX_BINARY else ("ordered",):
+                    rec = None
                     for _ in range(3):
                         r = fit_once(X, y, K, depth, search, args.cap)
                         if rec is None or r["seconds"] < rec["seconds"]:
@@ -328,7 +375,9 @@ def main() -> None:
     p.add_argument("--depths", type=int, nargs="+", default=[2, 3, 4])
     p.add_argument("--summary", action="store_true", help="only summarise the records")
     p.add_argument("--suites", action="store_true",
-                   help="the shared sets where the planner and the old fixed rule disagree")
+                   help="every shared set, both searches; where the planner and the old fixed "
+                        "rule disagree")
+    p.add_argument("--sets", nargs="+", help="only these shared sets (with --suites)")
     args = p.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
     if args.suites:
