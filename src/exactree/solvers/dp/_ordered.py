@@ -257,7 +257,7 @@ def _sweep_node(rows, bv, lab, n, weights, min_leaf, tot, pre, best, feat_cost, 
 
 @njit(cache=True)
 def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, best,
-                 until, last, target, fn, penalty):
+                 until, last, target, fn, penalty, floor):
     """Best trees of depth <= 1 of both sides (``side[row]``) of a node's rows, in one sweep per
     feature: ``best[s] = (cost, feature, bucket, position)``, feature -1 when a leaf is best.
 
@@ -266,7 +266,8 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
     that misses by ``gap``, the next rows must move more than ``gap`` weight first (ConTree's
     skip). A side is done with a feature once the rows swept cost its best as one leaf (every
     later split's left leaf holds them), and with all features once its best costs at most
-    ``penalty``. ``until`` and ``last`` (two entries each) hold each side's state in a sweep:
+    ``floor[s]``, what every split of the side costs at least (``penalty``, or more: see
+    :func:`_unpredicted`). ``until`` and ``last`` (two entries each) hold each side's state in a sweep:
     the side's weight swept past which its next split is evaluated, and the last row's bucket.
     Returns the rows swept, over all features.
     """
@@ -279,12 +280,12 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
         best[s, 3] = -1.0
     swept = 0
     for g in range(F):
-        if best[0, 0] <= penalty and best[1, 0] <= penalty:
+        if best[0, 0] <= floor[0] and best[1, 0] <= floor[1]:
             break
         pre[:, :] = 0.0
         for s in range(2):
             # a side done with the feature waits for an infinite weight
-            until[s] = INF if best[s, 0] <= penalty else 0.0
+            until[s] = INF if best[s, 0] <= floor[s] else 0.0
             last[s] = -1
         # The state is indexed by the side, not branched on: the sides interleave
         # unpredictably, while a split worth evaluating is rare. The rows and weight swept on
@@ -353,7 +354,7 @@ def _sweep_sides(rows, bv, lab, n, side, weights, min_leaf, tot, cnt_tot, pre, b
                     # (until and last stand in for _consider's unused per-feature outputs)
                     gap = _consider(pre, tot, s, c, cnt_tot[s], min_leaf, g, last[s], best,
                                     until, last, False, target, fn, penalty)
-                until[s] = INF if best[s, 0] <= penalty else ws + gap
+                until[s] = INF if best[s, 0] <= floor[s] else ws + gap
                 if until[0] == INF and until[1] == INF:
                     break
             if target is None and fn is None:
@@ -846,6 +847,11 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
     sides_k = np.zeros((Lmax, n + 1 if class_bound else 0, 2), np.int64)
     class_rows = np.zeros((2, K), np.int64)
     fr_sides = np.zeros(Lmax, np.bool_)  # whether sides_k holds the current feature's splits
+    # Unit-weight misclassification of 3 classes or more: a child of depth d is a tree with
+    # 2 ** d leaves at most, it misclassifies every class but as many (_unpredicted).
+    leaves_bound = flags[USE_CLASS_BOUND] and unit and target is None and fn is None and K > 2
+    k_scratch = np.zeros(K)
+    floor2 = np.full(2, penalty)  # _sweep_sides' least split cost per side
     wmin = 1.0
     if not unit and n:
         wmin = INF
@@ -1114,9 +1120,21 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
             f = fr_f[L]
             p = sp[L, s]
             cb_l = cb_r = 0.0
-            if class_bound and fr_sides[L]:
-                cb_l = _class_bound(sides_k[L, s, 0], fr_d[L] - 1, penalty, wmin)
-                cb_r = _class_bound(sides_k[L, s, 1], fr_d[L] - 1, penalty, wmin)
+            have_tot = False  # whether tot2 and cnt2 hold the split's sides
+            u_l = u_r = 0.0
+            leaves = 1 << (fr_d[L] - 1)  # the most leaves a child can have
+            if leaves_bound and K > leaves:
+                _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2, cnt2,
+                             target)
+                have_tot = True
+                u_l = _unpredicted(tot2[0], leaves, k_scratch)
+                u_r = _unpredicted(tot2[1], leaves, k_scratch)
+                cb_l = u_l
+                cb_r = u_r
+            if (class_bound and fr_sides[L]) or have_tot:
+                if class_bound and fr_sides[L]:
+                    cb_l = max(cb_l, _class_bound(sides_k[L, s, 0], fr_d[L] - 1, penalty, wmin))
+                    cb_r = max(cb_r, _class_bound(sides_k[L, s, 1], fr_d[L] - 1, penalty, wmin))
                 if cb_l + cb_r + penalty >= fr_ub[L]:  # not worth evaluating
                     stats[ST_PRUNED] += 1
                     if fr_d[L] == 2 and ev_g.shape[1] > 1:
@@ -1144,11 +1162,15 @@ def search(bucket, labels, weights, unit, n_classes, min_leaf, depth, root_ub, b
                                                    ev_g[L, s], penalty)
                 else:
                     _mark_sides(rows, L, fr_n[L], f, p, side)
-                    _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
-                                 cnt2, target)
+                    if not have_tot:
+                        _side_totals(lab, L, f, p, fr_n[L], rows, weights, fr_tot[L, 0], tot2,
+                                     cnt2, target)
+                    # (a split of a side costs its unpredicted classes at least: u_l, u_r)
+                    floor2[0] = u_l + penalty
+                    floor2[1] = u_r + penalty
                     g_swept += _sweep_sides(rows[L], bv[L], lab[L], fr_n[L], side, weights,
                                             min_leaf, tot2, cnt2, pre, sw, side_until,
-                                            side_last, target, fn, penalty)
+                                            side_last, target, fn, penalty, floor2)
                 work += F * fr_n[L]
                 cost = sw[0, 0] + sw[1, 0] + penalty
                 leafy = -1  # a budget of two splits: the side left a leaf, if any
@@ -1780,6 +1802,29 @@ def _class_bound(k, depth, penalty, wmin):
     if k > (1 << depth):
         return wmin
     return min((k - 1) * penalty, wmin)
+
+
+@njit(cache=True)
+def _unpredicted(tot_s, J, scratch):
+    """A lower bound on the misclassification of any tree with ``J`` leaves or fewer over
+    rows of class weights ``tot_s``: every class but the ``J`` it predicts is misclassified,
+    so it costs the weight of all but the ``J`` heaviest classes at least (0 when there are no
+    more than ``J`` classes). Exact sums for unit weights (the only use)."""
+    K = tot_s.shape[0]
+    if K <= J:
+        return 0.0
+    total = 0.0
+    for k in range(K):
+        scratch[k] = tot_s[k]
+        total += tot_s[k]
+    for _ in range(J):
+        j = 0
+        for k in range(1, K):
+            if scratch[k] > scratch[j]:
+                j = k
+        total -= scratch[j]
+        scratch[j] = -1.0
+    return total
 
 
 @njit(cache=True)
