@@ -357,9 +357,10 @@ def mean_splits_bound(binarizer: Binarizer, X: np.ndarray,
     single[1:] &= ~same_run
     single[:-1] &= ~same_run
     js = np.flatnonzero(single)
-    for start in range(0, len(js) - 1, 32):  # a few at a time: temporaries stay cached
+    step = max(32, (1 << 22) // max(X.shape[0], 1))  # ~4M cells a chunk: temporaries stay small
+    for start in range(0, len(js) - 1, step):
         check_deadline(deadline)
-        chunk = js[start:start + 33]  # with the next chunk's first feature
+        chunk = js[start:start + step + 1]  # with the next chunk's first feature
         inside = np.ascontiguousarray(binarizer.transform(X, features=chunk).T)  # sets x rows
         neighbours = np.diff(chunk) == 1  # only consecutive binary features can merge
         features -= int((_nested_sets(inside[:-1], inside[1:]) & neighbours).sum())
