@@ -270,36 +270,6 @@ def test_literal_bitsets_hold_their_rows(n, card, dtype):
             assert lit_feat[lit_off[f] + code] == f
 
 
-def test_threshold_codes_are_the_binarizer_tests():
-    """The sparse estimator's codes of raw numeric columns (ties, unsorted thresholds, missing
-    values, a constant column, a categorical column) are the Binarizer's tests negated."""
-    from exactree.data import Binarizer
-    from exactree.data.binarize import LE
-    from exactree.data.encoding import FeatureEncoder
-    from exactree.estimators.sparse import _threshold_codes
-
-    rng = np.random.default_rng(4)
-    X = rng.integers(0, 6, size=(90, 4)).astype(float)
-    X[:, 1] = rng.normal(size=90).round(1)
-    X[::5, 2] = np.nan
-    X[:, 3] = 2.0
-    X = np.column_stack([X, rng.integers(0, 3, 90)])
-    y = rng.integers(0, 3, 90)
-    enc = FeatureEncoder(categorical=[4], allow_nan=True)
-    Xe = enc.fit_transform(X)
-    binz = Binarizer(thresholds="exact").fit(Xe, y, enc.columns_)
-    le = np.flatnonzero(binz.op_ == LE)
-    le = le[rng.permutation(len(le))]
-    assert binz.missing_columns_.tolist() == [False, False, True, False, False]
-    out = np.full((90, len(le)), 7, np.int32)
-    _threshold_codes(Xe, binz, le, out)
-    assert np.array_equal(out, ~binz.transform(Xe, features=le))
-    le.sort()  # each column's tests side by side, by threshold: written in place
-    out[:] = 7
-    _threshold_codes(Xe, binz, le, out)
-    assert np.array_equal(out, ~binz.transform(Xe, features=le))
-
-
 def test_features_with_many_categories():
     """Codes are held in bytes up to 256 categories, in int32 beyond: a column of 300
     categories gives the optimum of the DP over every branch, through the estimator."""
@@ -1036,9 +1006,9 @@ def test_estimator_asks_only_where_the_depth_limited_tree_helps(monkeypatch):
     built = []
     make = sparse._depth_limited
 
-    def record(*args):
+    def record(*args, **kwargs):
         built.append(args[-1])
-        return make(*args)
+        return make(*args, **kwargs)
 
     monkeypatch.setattr(sparse, "_depth_limited", record)
     rng = np.random.default_rng(5)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from numbers import Integral, Real
@@ -13,12 +14,14 @@ import numpy as np
 from ..data import Binarizer
 from ..data.binarize import LE, MISSING_TRUE
 from ..data.encoding import Column, _is_dataframe
+from ..data.validation import check_deadline
+from ..limits import MemoryLimitError, check_memory
 from ..solvers.branches import FeatureMap, solve
-from ..solvers.branches.search import code_dtype
+from ..solvers.branches.search import Codes, memory_need
 from ..solvers.result import SolveResult
 from ..tree.tree import LEAF, THRESHOLD, Tree
 from ._params import Interval, StrOptions
-from .base import TreeClassifierBase
+from .base import TreeClassifierBase, available_memory
 
 
 class SparseTreeClassifier(TreeClassifierBase):
@@ -49,8 +52,10 @@ class SparseTreeClassifier(TreeClassifierBase):
     max_depth : int or None, default=None
         Optional limit on the number of splits along any root-to-leaf path.
     time_limit : float or None, default=None
-        Seconds. The search is anytime: at the limit it keeps the best tree found, with
-        ``status_ == "time_limit"`` and a proven ``lower_bound_``. On numeric columns with
+        Seconds, counted from the start of ``fit`` (the set-up included: a fit whose set-up
+        takes it all is a single leaf with ``status_ == "time_limit"``). The search is
+        anytime: at the limit it keeps the best tree found, with ``status_ == "time_limit"``
+        and a proven ``lower_bound_``. On numeric columns with
         several thresholds, where best-first search finds good trees late, a search not done
         with its first iteration (the root's expansion) also takes the best of the optimal
         trees of depth <= 3, 4, ... (:class:`~exactree.OptimalTreeClassifier`'s ordered search,
@@ -61,8 +66,14 @@ class SparseTreeClassifier(TreeClassifierBase):
     max_branches : int or None, default=None
         Optional cap on stored branches; ``status_ == "node_limit"`` when reached.
     memory_limit : int, default=2048
-        MiB the search state may take; ``status_ == "memory_limit"`` when reached (small
-        penalties on data with many distinct values can need a lot).
+        MiB the fit may take beyond its input (at most the memory available): the codes, the
+        literal bitsets (a bit per row and threshold, two per threshold), the search's
+        buffers and its state. The set-up is estimated from the data's shape before anything
+        is allocated: a fit whose set-up and least search state do not fit is refused with
+        :class:`~exactree.limits.MemoryLimitError`, which names the ways out (numeric
+        columns of many distinct values on many rows need the most). The search state takes
+        the rest; ``status_ == "memory_limit"`` when it is full (small penalties on data
+        with many distinct values can need a lot).
     categorical_features : sequence of int or str, or None, default=None
         Numeric columns holding integer category codes to split natively (one child per
         distinct value). Non-integer values in such a column are an error.
@@ -96,6 +107,7 @@ class SparseTreeClassifier(TreeClassifierBase):
     """
 
     _allow_nan = True  # numeric columns' missing values go where the optimisation says
+    _whole_fit_time_limit = True  # the clock starts when fit is entered (set-up included)
     _parameter_constraints: dict = {
         "penalty": [Interval(Real, 0, 1, closed="both")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
@@ -128,80 +140,143 @@ class SparseTreeClassifier(TreeClassifierBase):
 
     def _solve(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                columns: list[Column]) -> SolveResult:
-        cat = [j for j, c in enumerate(columns) if c.is_categorical and len(c.categories) >= 2]
-        card = [len(columns[j].categories) for j in cat]
-        source = list(cat)
-        thresholds = [np.nan] * len(cat)
+        deadline = self._deadline  # time_limit counts from fit's start (_whole_fit_time_limit)
+        cat = np.array([j for j, c in enumerate(columns)
+                        if c.is_categorical and len(c.categories) >= 2], np.int64)
+        card = [np.array([len(columns[j].categories) for j in cat], np.int64)]
+        source = [cat]
+        thresholds = [np.full(len(cat), np.nan)]
         seen = np.zeros(len(columns), bool)
         wide = False  # a column with several thresholds
-        le = np.zeros(0, np.int64)
+        values = [X[:, cat]]
+        column = [np.arange(len(cat), dtype=np.int64)]
+        index = [np.full(len(cat), -1, np.int64)]
         if any(not c.is_categorical for c in columns):
-            binarizer = Binarizer(thresholds="exact").fit(X, y, columns, sample_weight)
+            binarizer = Binarizer(thresholds="exact").fit(X, y, columns, sample_weight,
+                                                          deadline=deadline)
             seen = binarizer.missing_columns_
             le = np.flatnonzero(binarizer.op_ == LE)
-            column = binarizer.column_[le]
-            wide = len(le) > 0 and np.bincount(column).max() > 1
-            card += [2] * len(le)
+            col = binarizer.column_[le]
+            wide = len(le) > 0 and np.bincount(col).max() > 1
+            card.append(np.full(len(le), 2, np.int64))
             # "x <= t or missing" goes to a second copy of column j (index j + n_columns)
             # so the tree the solver builds tells it from "x <= t"; see _fold_missing.
-            source += (column + len(columns) * (binarizer.missing_[le] == MISSING_TRUE)).tolist()
-            thresholds += binarizer.value_[le].tolist()
-        Z = np.empty((len(y), len(cat) + len(le)), code_dtype(card))
-        Z[:, : len(cat)] = X[:, cat]
-        if len(le):
-            _threshold_codes(X, binarizer, le, out=Z[:, len(cat):])
+            source.append(col + len(columns) * (binarizer.missing_[le] == MISSING_TRUE))
+            thresholds.append(binarizer.value_[le])
+            # at most two runs of thresholds a column (see _threshold_ranks)
+            n_cols = len(cat) + len(np.unique(col)) * (2 if seen.any() else 1)
+            self._check_memory(len(y), len(le), n_cols, np.concatenate(card))
+            ranks, at, where = _threshold_ranks(X, binarizer, le, deadline)
+            values.append(ranks)
+            column.append(at + len(cat))
+            index.append(where)
+        card = np.concatenate(card)
+        top = max([int(v.max()) for v in values if v.size] + [0])
+        codes = Codes(np.concatenate([v.astype(np.uint8 if top <= 255 else np.int32, copy=False)
+                                      for v in values], axis=1),
+                      np.concatenate(column), np.concatenate(index))
+        del values
         n_sources = len(columns) * (2 if seen.any() else 1)
-        fmap = FeatureMap(np.array(source, np.int64), np.array(thresholds, np.float64), n_sources)
+        fmap = FeatureMap(np.concatenate(source).astype(np.int64),
+                          np.concatenate(thresholds).astype(np.float64), n_sources)
         # Every column numeric, none missing: an optimal tree of depth <= 3 (or deeper) is a
         # tree of the search's family, found fast by the ordered search, and a good incumbent
         # where the search finds good trees late: on many thresholds (on 0/1 columns it finds
         # them early, and the incumbent would only cost time).
         plain = (wide and self.max_depth != 0 and not seen.any()
                  and not any(c.is_categorical for c in columns))
-        result = solve(Z, np.array(card, np.int64), y, sample_weight, len(self.classes_),
-                       float(self.penalty), max_depth=self.max_depth, time_limit=self.time_limit,
-                       max_branches=self.max_branches, memory_limit=self.memory_limit,
-                       feature_map=fmap, progress=self._progress,
-                       incumbent=_depth_limited(X, y, sample_weight, len(self.classes_),
-                                                float(self.penalty), self.max_depth)
-                       if plain else None)
+        incumbent = None
+        if plain:
+            fixed, state, _ = memory_need(len(y), len(card), int(card.sum()),
+                                          codes.values.shape[1], len(self.classes_),
+                                          codes.values.itemsize, int(card.max()))
+            spare = self._memory_limit() - fixed - state  # what the search leaves the DP
+            incumbent = _depth_limited(X, y, sample_weight, len(self.classes_),
+                                       float(self.penalty), self.max_depth,
+                                       memory_limit=max(spare, 1 << 20) / 2**20)
+        time_limit = self._search_time()  # TimeLimitReached when none is left: a leaf
+        result = solve(codes, card, y, sample_weight, len(self.classes_), float(self.penalty),
+                       max_depth=self.max_depth, time_limit=time_limit,
+                       max_branches=self.max_branches,
+                       memory_limit=int(self._memory_limit()) >> 20, feature_map=fmap,
+                       progress=self._progress, incumbent=incumbent,
+                       memory_ways_out=self._ways_out(None))
         if seen.any():
             result.tree = _fold_missing(result.tree, len(columns), seen)
         return result
 
+    def _memory_limit(self) -> int:
+        """Bytes this fit may take beyond its input: ``memory_limit``, or what the machine has
+        available where that is less."""
+        return int(min(float(self.memory_limit) * 2**20, available_memory()))
 
-def _threshold_codes(X: np.ndarray, binarizer: Binarizer, features: np.ndarray,
-                     out: np.ndarray) -> None:
-    """Write the codes of the threshold tests ``features`` of ``binarizer`` on ``X`` into
-    ``out`` (rows x features): 0 where the test (``x <= t``, a missing value as the test says)
-    holds, the left child, 1 elsewhere. A column without missing values is coded from each
-    row's count of thresholds below its value, one integer comparison a cell: on many
-    thresholds far faster than comparing gathered copies of the column."""
+    def _ways_out(self, need_mib: float | None) -> list[str]:
+        more = ("a larger memory_limit" if need_mib is None or need_mib * 2**20 >
+                available_memory() else f"memory_limit={int(math.ceil(need_mib))} or more")
+        return [more, "fewer rows (a subsample)",
+                "fewer distinct values in the numeric columns (each distinct value adds a "
+                "threshold: round them, or bin them with "
+                "sklearn.preprocessing.KBinsDiscretizer)"]
+
+    def _check_memory(self, n: int, n_thresholds: int, n_cols: int, card: np.ndarray) -> None:
+        """Refuse, before the codes and bitsets are built, a fit whose set-up and least search
+        state would pass the memory this fit may use (see :func:`memory_need`): ``n`` rows,
+        ``n_cols`` value columns, solver features of ``card`` categories."""
+        q = len(card)
+        fixed, _, least = memory_need(n, q, int(card.sum()), n_cols, len(self.classes_), 4,
+                                      int(card.max()) if q else 1)
+        need = fixed + least
+        check_memory(need, self._memory_limit(),
+                     f"a BRANCHES search on {n} rows and {n_thresholds} thresholds "
+                     f"({q} solver features)", self._ways_out(need / 2**20),
+                     type(self).__name__)
+
+
+def _threshold_ranks(X: np.ndarray, binarizer: Binarizer, features: np.ndarray,
+                     deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The threshold tests ``features`` of ``binarizer`` on ``X`` as ranks (see
+    :class:`~exactree.solvers.branches.search.Codes`): ``(ranks, column, index)``, one column of
+    ``ranks`` (rows x runs, int32) for each run of tests of one column and one missing side,
+    each row's count of the run's thresholds below its value (a missing value below all of
+    them where the test holds for it, above all elsewhere); feature ``features[i]`` is
+    ``x <= t`` (its test true, code 0) exactly where ``ranks[:, column[i]] <= index[i]``. No
+    rows x thresholds matrix: one searchsorted a run. ``deadline``: see
+    :func:`~exactree.data.validation.check_deadline`, read between runs."""
     column = binarizer.column_[features]
-    for j in np.unique(column).tolist():
-        at = np.flatnonzero(column == j)
-        if binarizer.missing_columns_[j]:
-            out[:, at] = ~binarizer.transform(X, features=features[at])
-            continue
-        value = binarizer.value_[features[at]]
+    side = binarizer.missing_[features]
+    key = column * 3 + side
+    runs = np.unique(key)
+    ranks = np.empty((len(X), len(runs)), np.int32)
+    at = np.empty(len(features), np.int64)
+    where = np.empty(len(features), np.int64)
+    for k, r in enumerate(runs.tolist()):
+        check_deadline(deadline)
+        mine = np.flatnonzero(key == r)
+        j = int(column[mine[0]])
+        value = binarizer.value_[features[mine]]
         order = np.argsort(value, kind="stable")
-        below = np.searchsorted(value[order], X[:, j], side="left")  # thresholds below x
-        rank = np.arange(len(at))[None, :]
-        dest = at[order]
-        if np.all(np.diff(dest) == 1):  # the usual case: written in place
-            np.less(rank, below[:, None], out=out[:, dest[0] : dest[-1] + 1])
-        else:
-            out[:, dest] = rank < below[:, None]
+        x = X[:, j]
+        rank = np.searchsorted(value[order], x, side="left")  # thresholds below x
+        if binarizer.missing_columns_[j]:
+            missing = np.isnan(x)
+            rank[missing] = 0 if side[mine[0]] == MISSING_TRUE else len(mine)
+        ranks[:, k] = rank
+        at[mine] = k
+        where[mine[order]] = np.arange(len(mine))
+    return ranks, at, where
 
 
 def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, penalty: float,
-                   max_depth: int | None) -> Callable[[float], tuple[Tree, float] | None]:
+                   max_depth: int | None, memory_limit: float | None = None
+                   ) -> Callable[[float], tuple[Tree, float] | None]:
     """An ``incumbent`` for :func:`~exactree.solvers.branches.solve`: the best of the optimal
     trees of depth <= 3, 4, ... (at most ``max_depth``) under the same objective
     (:class:`~exactree.OptimalTreeClassifier`'s ordered search, within the seconds given; its
     best tree found if cut short) and its objective, counted here on the data. It deepens while
     a level improves on the one above and the seconds last: a few levels where deeper trees
-    pay, one more than needed where they do not. ``X``: numeric columns, no missing values."""
+    pay, one more than needed where they do not. ``X``: numeric columns, no missing values.
+    ``memory_limit``: MiB the ordered search may take (what the BRANCHES search leaves it); a
+    level it refuses for memory ends the deepening."""
 
     def incumbent(seconds: float) -> tuple[Tree, float] | None:
         from .optimal import OptimalTreeClassifier
@@ -214,8 +289,12 @@ def _depth_limited(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, 
             if left <= 0:
                 break
             # the ordered search: no rows x thresholds matrix, whatever the data's size
-            dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty, time_limit=left,
-                                       search="ordered", n_jobs=1).fit(X, y, w)
+            try:
+                dp = OptimalTreeClassifier(max_depth=depth, cost_complexity=penalty,
+                                           time_limit=left, search="ordered", n_jobs=1,
+                                           memory_limit=memory_limit).fit(X, y, w)
+            except MemoryLimitError:
+                break
             if not np.array_equal(dp.classes_, np.arange(n_classes)):
                 return None  # a class without weight: labels would not match
             wrong = dp.tree_.predict(X) != y

@@ -5,6 +5,6 @@ iteration over branches with purification bounds, Bellman updates and a memo of 
 canonical (sorted-literal) form, and proves optimality when the root branch becomes complete.
 """
 
-from .search import FeatureMap, solve
+from .search import Codes, FeatureMap, memory_need, solve
 
-__all__ = ["FeatureMap", "solve"]
+__all__ = ["Codes", "FeatureMap", "memory_need", "solve"]

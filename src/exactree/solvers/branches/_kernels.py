@@ -69,6 +69,8 @@ from numba.extending import intrinsic
 from llvmlite import ir
 
 from .._bits import popcount
+from .._clock import now
+from ._codes import code
 from ._chains import lift, lift_all, members
 from ._classes import _GOLD, _mix, mark_duplicates
 from ._pairs import (_row_binary, _row_binary2, branch_bounds, pair_row, prepare, row_leaf,
@@ -656,7 +658,7 @@ def _count_children(S, SK, nzw, nnz, used, lit_bits, cls_bits, mis_bits, lit_off
                 minority = (mis & low) != 0
                 for f in range(q):
                     if not used[f]:
-                        g = lit_off[f] + Z[r, f]
+                        g = lit_off[f] + code(Z, r, f)
                         cnt[g, yr] += wr
                         if minority:
                             cnt[g, K] += wr
@@ -909,6 +911,7 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
         # q1b[:kk]: the least bounds of the splits refined so far, in order
         kk = min(keep + 1, q + 1) if refine_kept else 1
         n_ref = 0
+        watch = nu * max(nw, 1) >= 2048  # a row's word operations (see _pairs.branch_bounds)
         while True:
             i = -1
             v = np.inf
@@ -918,6 +921,8 @@ def _expand(l, lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, z
                     i = o
             if i < 0 or (n_ref >= kk and v >= q1b[kk - 1]) or v >= ub_best - tol:
                 break
+            if (watch or (n_ref & 15) == 15) and now() >= ws[31][0]:
+                break  # the search is out of time: the other splits keep their bounds
             done[i] = True
             tpos = cand_i[i, 1]
             ninc = cand_i[i, 2]
@@ -1172,10 +1177,18 @@ def _least_action(l, nd_i, ac_f):
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
         depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, refine_kept, nd_i, nd_f,
-        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, nd_c):
+        nd_h, lit_store, ac_i, ac_f, ch, ht_key, ht_val, ctr, nd_c, board):
     """Run BRANCHES iterations from the stored state until the root is complete (``DONE``),
-    ``max_iter`` iterations were made (``BUDGET``), the arrays may overflow (``GROW``) or the
-    next expansion could pass ``max_nodes`` stored branches (``NODE_LIMIT``).
+    ``max_iter`` iterations were made or the clock passed ``board[DEADLINE]`` (``BUDGET``),
+    the arrays may overflow (``GROW``) or the next expansion could pass ``max_nodes`` stored
+    branches (``NODE_LIMIT``).
+
+    ``board`` (:mod:`exactree.progress`): its deadline is read before every iteration and in
+    the long loops of an expansion (which stop refining bounds past it: weaker bounds, never
+    wrong ones, and only once the search stops anyway), so a call ends soon after it even when
+    one expansion takes seconds; the iterations of this call, the best cost found and the
+    root's bound are written there before every iteration (the progress lines read them while
+    the kernel runs).
 
     ``child_rule`` picks the incomplete child to descend into: 0 the one with the least
     correctly classified weight (the paper's lowest ``H``), 1 the largest bound gap
@@ -1224,14 +1237,20 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
     W = np.zeros(G, np.float64)
     lnode = np.zeros(G, np.int64)
     # depth-2 buffers (see _pairs)
-    ws = workspace(Z.shape[0], n_words if depth2 else 1, q, G, K, cmax)
+    ws = workspace(Z[0].shape[0], n_words if depth2 else 1, q, G, K, cmax, board)  # see _pairs
     set_chains(ws, nxt, prv, chain_back)
     UF = np.empty(q + 1, np.int64)
     cm = np.zeros((cmax + 1, nd_c.shape[1]), np.uint64)
     it = 0
+    it0 = ctr[C_ITERS]
     while it < max_iter:
+        board[1] = ctr[C_ITERS] - it0  # NODES, BEST, LOWER (see exactree.progress)
+        board[2] = nd_f[0, UB]
+        board[3] = nd_f[0, LB]
         if nd_i[0, FLG] & COMPLETE:
             return DONE
+        if now() >= board[0]:  # DEADLINE
+            return BUDGET
         n_nodes = ctr[C_NODES]
         if (n_nodes + G + 1 > nd_i.shape[0] or 2 * (n_nodes + G + 1) > ht_key.shape[0]
                 or ctr[C_LITS] + G * (ctr[C_MAXDEP] + 2) > lit_store.shape[0]
@@ -1327,6 +1346,9 @@ def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, 
         # BACKPROPAGATION along the path, deepest first.
         for d in range(plen - 1, -1, -1):
             _update(pn[d], pa[d], tol, nd_i, nd_f, ac_i, ac_f, ch, refresh)
+    board[1] = ctr[C_ITERS] - it0
+    board[2] = nd_f[0, UB]
+    board[3] = nd_f[0, LB]
     if nd_i[0, FLG] & COMPLETE:
         return DONE
     return BUDGET

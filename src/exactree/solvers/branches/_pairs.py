@@ -44,6 +44,7 @@ from numba import njit
 
 from .._bits import popcount
 from .._clock import now
+from ._codes import code
 from ._chains import lift, members
 from ._classes import distinct
 
@@ -104,9 +105,14 @@ def _prepare_binary(S, nzw, nnz, UF, nu, Z, y, lit_bits, cls_bits, mis_bits, lit
                 ck[yk, wi] |= bit
             if (mis_bits[r >> 6] >> np.uint64(r & 63)) & np.uint64(1):
                 ck[K - 1, wi] |= bit
-            for i in range(nu):
-                if Z[r, UF[i]] != 0:
-                    BW[wi, i] |= bit
+        # code 1 of each feature from its literal's bitset, one feature at a time: the rows
+        # ascend, so each literal's words are read in order (no codes matrix needed)
+        for i in range(nu):
+            g = lit_off[UF[i]] + 1
+            for p in range(nS):
+                r = R[p]
+                if (lit_bits[g, r >> 6] >> np.uint64(r & 63)) & np.uint64(1):
+                    BW[p >> 6, i] |= np.uint64(1) << np.uint64(p & 63)
     else:
         nw = nnz
         for wi in range(nnz):
@@ -201,7 +207,7 @@ def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
                 own[K] += wr
             for i in range(nu):
                 f = UF[i]
-                g = lit_off[f] + Z[r, f]
+                g = lit_off[f] + code(Z, r, f)
                 raw[g, yk] += wr
                 if mis:
                     raw[g, K] += wr
@@ -230,9 +236,9 @@ def _prepare_general(S, nzw, nnz, UF, nu, Z, y, w, weighted, lit_bits, cls_bits,
                 ck[K - 1, wi] |= bit
             for i in range(nu):
                 f = UF[i]
-                code = Z[r, f]
-                if code > 0:
-                    cb[lit_off[f] + code, wi] |= bit
+                cf = code(Z, r, f)
+                if cf > 0:
+                    cb[lit_off[f] + cf, wi] |= bit
     else:
         nw = nnz
         for wi in range(nnz):
@@ -361,8 +367,8 @@ def _row_general(f, UF, nu, R, nS, nw, Z, y, w, weighted, mis_bits, lit_off, car
                         T[a, b, k] = 0.0
             for p in range(nS):
                 r = R[p]
-                a = Z[r, f]
-                b = Z[r, f2]
+                a = code(Z, r, f)
+                b = code(Z, r, f2)
                 T[a, b, y[r]] += w[r]
                 if (mis_bits[r >> 6] >> np.uint64(r & 63)) & np.uint64(1):
                     T[a, b, K] += w[r]
@@ -654,10 +660,12 @@ def pair_row(f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, ca
 
 
 @njit(cache=True)
-def workspace(n, n_words, q, G, K, cmax):
+def workspace(n, n_words, q, G, K, cmax, board):
     """Scratch arrays of :func:`prepare`, :func:`pair_row` and :func:`branch_bounds`; entries
     21 and 22 hold the chains of :mod:`._chains` (``nxt``, ``prv``: all -1, no chains, until
-    :func:`set_chains` fills them)."""
+    :func:`set_chains` fills them); entry 31 is ``board`` (:mod:`exactree.progress`), whose
+    ``DEADLINE`` slot the long loops read: past it they stop refining bounds (weaker bounds,
+    never wrong ones)."""
     size = 16
     while size < 2 * q + 2:
         size *= 2
@@ -677,7 +685,9 @@ def workspace(n, n_words, q, G, K, cmax):
             # 29: flags, [0] = 1: lift bounds back along the chains too (see _chains.lift)
             np.zeros(1, np.int64),
             # 30: memo keys of the children of a branch, one per literal (_kernels)
-            np.zeros(G + 1, np.uint64))
+            np.zeros(G + 1, np.uint64),
+            # 31: the board (its slot 0, DEADLINE: a time.perf_counter value)
+            board)
 
 
 @njit(cache=True)
@@ -755,6 +765,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
      htab) = ws[:21]
     nxt, prv, ix, mem, pre, lo = ws[21], ws[22], ws[23], ws[24], ws[25], ws[26]
     back = ws[29][0] != 0
+    board = ws[31]
     q = card.shape[0]
     out[3] = 0.0
     if dedup:
@@ -793,6 +804,10 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
     best_row = False  # best_f's children split (its q2 row), not leaves (its stump)
     n_rows = 0
     exact2 = False
+    cut = False  # rows left out at the search's deadline (see workspace): a weaker lb2
+    # a row costs about nu * nw word operations: look at the clock before each one that is
+    # long, and every 16th one otherwise
+    watch = nu * max(nw, 1) >= 2048
     row_budget = budget and not full
     if row_budget and not children_leaves and lam_w > 0.0:
         slack = leaf - own[K] * s
@@ -838,6 +853,10 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
                 if lb >= best_ub - tol or lb >= leaf - tol or n_rows >= max_rows:
                     best_lb = lb  # solved (the subtree found is optimal), or out of rows
                     break
+            if not full and (watch or (n_rows & 15) == 15) and now() >= board[0]:
+                best_lb = min(best_lb, v)  # the search is out of time: the bound so far
+                cut = True
+                break
             done[pick] = True
             f = UF[pick]
             if binary and K == 2:  # directly (see _row_binary)
@@ -874,7 +893,7 @@ def branch_bounds(S, nzw, nnz, dep, UF, nu, Z, y, w, weighted, w0, lit_bits, cls
         pair_row(best_f, UF, nu, nS, nw, binary, Z, y, w, weighted, mis_bits, lit_off, card, K,
                  s, lam_w, tol, gc_leaves, True, R, cb, ck, T, cls, raw, own, bl, bu, bf, BW,
                  R1, T11, CT, pos, False)
-    if exact2:
+    if exact2 and not cut:
         best_lb = min(best_ub, leaf)  # at most two splits: the best such subtree is optimal
     if best_ub < leaf - tol:
         out[1] = best_ub

@@ -2,9 +2,10 @@
 
 The solver works on *solver features*: integer-coded columns ``Z[:, f]`` in ``0..card[f]-1``.
 A categorical column is one solver feature (one child per category); a numeric column gives one
-binary solver feature per threshold ``t`` (code 0 when ``x <= t``, code 1 otherwise). The tree
-handed back is in the original feature space: CATEGORICAL nodes for the former, THRESHOLD nodes
-for the latter.
+binary solver feature per threshold ``t`` (code 0 when ``x <= t``, code 1 otherwise), all of them
+read from one column of ranks (:class:`Codes`, :mod:`._codes`): no rows x thresholds matrix.
+The tree handed back is in the original feature space: CATEGORICAL nodes for the former,
+THRESHOLD nodes for the latter.
 """
 
 from __future__ import annotations
@@ -17,16 +18,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...progress import Progress
+from ...limits import check_memory
+from ...progress import Progress, new_board
 from ...tree import Tree, TreeBuilder
 from ..result import (INTERRUPTED, MEMORY_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT,
                       SolveResult)
 from . import _kernels as K
 from ._chains import link_nested
+from ._codes import disjoint, literal_bits
 from ._pairs import branch_bounds, set_chains, workspace
 
 _SEED = 0x5EED_B4A7C4E5
 _MAX_LEN = 2**31 - 1
+
+
+@dataclass
+class Codes:
+    """The solver features' codes without a rows x features matrix (see :mod:`._codes`):
+    ``values`` (n, m) non-negative integers; solver feature ``f`` reads column ``column[f]``
+    of it, as a categorical feature (its code the value) where ``index[f]`` is -1, else as a
+    threshold feature: code 0 where the value is at most ``index[f]``, 1 elsewhere (a numeric
+    column coded once by rank, each row's count of thresholds below its raw value, serves all
+    its thresholds)."""
+
+    values: np.ndarray
+    column: np.ndarray
+    index: np.ndarray
 
 
 @dataclass
@@ -78,8 +95,28 @@ def _column_bits(mask: np.ndarray, n_words: int) -> np.ndarray:
     return np.ascontiguousarray(out.T).view("<u8").astype(np.uint64).reshape(m, n_words)
 
 
-def _row_groups(Z: np.ndarray, card: np.ndarray) -> np.ndarray:
-    """Group id of every row; rows share a group exactly when all their codes are equal."""
+def _row_groups(Z: np.ndarray | tuple, card: np.ndarray) -> np.ndarray:
+    """Group id of every row; rows share a group exactly when all their codes are equal.
+    ``Z``: a matrix of codes, or the kernels' pair (:func:`_pair`): then rows are grouped by
+    one class a value column, the value itself where a categorical feature reads it, else the
+    number of its thresholds below the row's rank (equal exactly when every threshold
+    feature on it has equal codes)."""
+    if isinstance(Z, tuple):
+        V, zmap = Z
+        classes, cards = [], []
+        for c in np.unique(zmap[0]).tolist():
+            on = zmap[0] == c
+            if np.any(zmap[1, on] < 0):
+                classes.append(V[:, c].astype(np.int64))
+                cards.append(max(int(card[on].max()), int(V[:, c].max()) + 1 if len(V) else 1))
+            else:
+                ts = np.unique(zmap[1, on])
+                classes.append(np.searchsorted(ts, V[:, c], side="left").astype(np.int64))
+                cards.append(len(ts) + 1)
+        if not classes:
+            return np.zeros(V.shape[0], np.int64)
+        return _row_groups(np.ascontiguousarray(np.stack(classes, axis=1)),
+                           np.array(cards, np.int64))
     n, q = Z.shape
     if q == 0:
         return np.zeros(n, np.int64)
@@ -116,7 +153,7 @@ def _chains(lit_bits: np.ndarray, lit_off: np.ndarray, card: np.ndarray,
         feats = np.flatnonzero(ok & (col == c))
         feats = feats[np.argsort(thr[feats], kind="stable")]
         a, b = feats[:-1], feats[1:]
-        nested = ~np.any(lit_bits[lit_off[a]] & lit_bits[lit_off[b] + 1], axis=1)
+        nested = disjoint(lit_bits, lit_off[a], lit_off[b] + 1)  # no copies of the bitsets
         nxt[a[nested]] = b[nested]
         prv[b[nested]] = a[nested]
     return nxt, prv
@@ -136,12 +173,43 @@ def _nested(Z: np.ndarray, card: np.ndarray, nxt: np.ndarray, prv: np.ndarray,
     return int(link_nested(built if lit_bits is None else lit_bits, lit_off, card, nxt, prv))
 
 
-def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _pair(Z: np.ndarray | Codes | tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' form of the codes (see :mod:`._codes`): ``(V, zmap)``, ``V`` C-contiguous
+    and writable, in bytes when its values fit (else int32), ``zmap`` (2, q) int64. A matrix
+    ``Z`` of codes is its own ``V``, every feature categorical."""
+    if isinstance(Z, tuple):
+        return Z
+    if isinstance(Z, Codes):
+        V = np.asarray(Z.values)
+        zmap = np.stack([np.asarray(Z.column, np.int64), np.asarray(Z.index, np.int64)])
+    else:
+        V = np.asarray(Z)
+        zmap = np.stack([np.arange(V.shape[1], dtype=np.int64),
+                         np.full(V.shape[1], -1, np.int64)])
+    if V.dtype.kind not in "biu":
+        V = V.astype(np.int64)
+    top = int(V.max()) if V.size else 0
+    V = np.require(V, np.uint8 if top <= 255 else np.int32, ["C_CONTIGUOUS", "WRITEABLE"])
+    return V, np.ascontiguousarray(zmap)
+
+
+def _feature_codes(Z: tuple, f: int) -> np.ndarray:
+    """Codes of solver feature ``f`` on every row."""
+    V, zmap = Z
+    v = V[:, zmap[0, f]]
+    return v.astype(np.int64) if zmap[1, f] < 0 else (v > zmap[1, f]).astype(np.int64)
+
+
+def _literals(Z: np.ndarray | tuple, card: np.ndarray, bits: bool = True,
+              deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Every literal ``feature == code`` in feature order: the offsets of each feature's
     literals (``len(card) + 1``), each literal's feature, and (with ``bits``) its rows as
-    bitsets (:func:`_bits`)."""
-    q, n = len(card), Z.shape[0]
+    bitsets (:func:`_bits`). ``Z``: a matrix of codes, or the kernels' pair (:func:`_pair`),
+    whose threshold features' bitsets are built from their column's ranks
+    (:func:`._codes.literal_bits`); past ``deadline`` (``time.perf_counter()``), raises
+    :class:`_OutOfTime`."""
+    q = len(card)
+    n = Z[0].shape[0] if isinstance(Z, tuple) else Z.shape[0]
     lit_off = np.zeros(q + 1, np.int64)
     lit_off[1:] = np.cumsum(card)
     lit_feat = np.repeat(np.arange(q, dtype=np.int64), card)
@@ -149,6 +217,13 @@ def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
         return lit_off, lit_feat, None
     n_words = max(1, (n + 63) // 64)
     out = np.zeros((int(lit_off[-1]), n_words), np.uint64)
+    if isinstance(Z, tuple):
+        V, zmap = Z
+        thr = np.flatnonzero(zmap[1] >= 0)
+        order = thr[np.lexsort((zmap[1, thr], zmap[0, thr]))].astype(np.int64)
+        if not literal_bits(V, zmap, lit_off, order, out, float(deadline)):
+            raise _OutOfTime
+        return lit_off, lit_feat, out
     two = np.flatnonzero(card == 2)  # most features: code 1 packed once, code 0 its complement
     if len(two):
         ones = _column_bits(_binary(Z) if len(two) == q else Z[:, two] != 0, n_words)
@@ -160,6 +235,75 @@ def _literals(Z: np.ndarray, card: np.ndarray, bits: bool = True
         codes = lits - lit_off[lit_feat[lits]]
         out[lits] = _bits(Z.T[lit_feat[lits]] == codes[:, None], n_words)
     return lit_off, lit_feat, out
+
+
+class _OutOfTime(Exception):
+    """The set-up of :func:`solve` ran past its time limit."""
+
+
+def _in_time(deadline: float) -> None:
+    if time.perf_counter() >= deadline:
+        raise _OutOfTime
+
+
+def _check_codes(V: np.ndarray, zmap: np.ndarray, card: np.ndarray) -> None:
+    """:class:`Codes` that the kernels can read: a column and an index for every feature,
+    two categories for a threshold feature, categorical values below their count."""
+    q = zmap.shape[1]
+    if card.shape != (q,) or np.any(card < 1):
+        raise ValueError("card must give a positive category count for every solver feature")
+    if q and (zmap[0].min() < 0 or zmap[0].max() >= V.shape[1] or zmap[1].min() < -1):
+        raise ValueError("Codes.column must name columns of Codes.values, Codes.index be >= -1")
+    if np.any(card[zmap[1] >= 0] != 2):
+        raise ValueError("a threshold feature of Codes (index >= 0) has two categories")
+    cat = np.flatnonzero(zmap[1] < 0)
+    if len(cat) and V.shape[0] and np.any(V[:, zmap[0, cat]].max(axis=0) >= card[cat]):
+        raise ValueError("Codes.values hold a code outside 0..card-1 of a categorical feature")
+
+
+def memory_need(n: int, q: int, G: int, m: int, n_classes: int, itemsize: int, cmax: int,
+                depth2: bool = True, dedup: bool = True) -> tuple[int, int, int]:
+    """Bytes :func:`solve` allocates beyond its inputs on ``n`` rows, ``q`` solver features of
+    ``G`` literals (``cmax`` the most categories of one), ``m`` value columns of
+    ``itemsize`` bytes and ``n_classes`` classes: ``(fixed, state, least_state)``, what it
+    holds throughout (the codes in the kernels' form, the literal bitsets, the kernels' buffers
+    and depth-2 workspace, the set-up's largest temporaries), its usual initial search state,
+    and the least one that runs (the state then grows within ``memory_limit``)."""
+    C = n_classes
+    W = max(1, (n + 63) // 64)
+    Wd = W if depth2 else 1
+    fixed = (n * m * itemsize                       # the values, as the kernels read them
+             + 8 * G * W                            # literal bitsets
+             + 8 * (C + 6) * W                      # class, EQ, support bitsets
+             + 8 * G * Wd + 8 * Wd * (q + 1)        # workspace: bitsets by literal, by feature
+             + 8 * G * (3 * (C + 1) + 12)           # counts, bounds, keys by literal
+             + 8 * q * 40 + 8 * (2 * q + 2) * 2     # by feature
+             + 8 * (cmax + 1) ** 2 * (C + 1)        # cell table of a pair of features
+             + 8 * n * (m + 6)                      # row groups (set-up), rows of a branch
+             + 16 * (C + 1) * (q + 1) + (1 << 16))
+    nodes = 1024 + 4 * G
+    wide = 8 * ((q + 63) // 64) if dedup and q <= 256 else 0
+
+    def state(nodes: int, lits: int, ch: int) -> int:
+        table = 1 << max(4, int(math.ceil(math.log2(4 * nodes))))
+        return (nodes * (4 * K.N_INT_FIELDS + 8 * (K.N_FLOAT_FIELDS + n_classes) + 8 + wide)
+                + 4 * lits + 48 * (256 + 4 * q) + 4 * ch + 12 * table)
+
+    return fixed, state(nodes, 4096 + 8 * G, nodes), state(G + 1025, 3 * G + 4096, G + 1025)
+
+
+def _leaf_only(y: np.ndarray, w: np.ndarray, n_classes: int, fmap: FeatureMap, q: int,
+               start_time: float) -> SolveResult:
+    """The result of a solve whose set-up ran out of time: the root leaf, bound 0."""
+    counts = np.bincount(y, weights=w, minlength=n_classes)
+    builder = TreeBuilder(fmap.n_columns, n_classes)
+    tree = builder.build(builder.leaf(counts, int(np.argmax(counts))))
+    objective = float(counts.sum() - counts.max()) / float(w.sum())
+    stats = {"iterations": 0, "expansions": 0, "branches": 0, "incumbent_given": False,
+             "n_solver_features": q, "n_splits": 0, "accuracy_minus_penalty": 1.0 - objective,
+             "time": time.perf_counter() - start_time}
+    return SolveResult(tree=tree, objective=objective, lower_bound=0.0, status=TIME_LIMIT,
+                       upper_bound=objective, stats=stats)
 
 
 class _State:
@@ -271,19 +415,24 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
           memo_rows: bool = True, split_budget: bool = True, ordered: bool = True,
           nested: bool = True, chain_similar: bool = False, refresh: bool = True,
           refine_kept: bool = True, progress: Progress | None = None,
-          incumbent: Callable[[float], tuple[Tree, float] | None] | None = None) -> SolveResult:
+          incumbent: Callable[[float], tuple[Tree, float] | None] | None = None,
+          memory_ways_out: Sequence[str] | None = None) -> SolveResult:
     """Minimise ``weighted misclassification / total weight + penalty * splits`` with BRANCHES.
 
     Parameters
     ----------
     Z : (n, q) integer codes of the solver features, ``0 <= Z[:, f] < card[f]`` (best given
-        as :func:`code_dtype` gives, C-contiguous and writable: otherwise copied).
+        as :func:`code_dtype` gives, C-contiguous and writable: otherwise copied), or
+        :class:`Codes`, which hold the threshold features of a numeric column as one column of
+        ranks (no rows x thresholds matrix).
     card : (q,) number of categories of each solver feature (one child per category).
     y, w : class indices ``0..n_classes-1`` and non-negative sample weights.
     penalty : the paper's lambda, the cost of one split (``0 <= penalty <= 1``).
     max_depth : optional limit on the number of splits along any root-to-leaf path.
-    time_limit : seconds; the search stops there with the best tree found and a proven
-        lower bound (status ``"time_limit"``).
+    time_limit : seconds from the call; the search stops there with the best tree found and a
+        proven lower bound (status ``"time_limit"``; a single leaf, bound 0, when the set-up
+        itself ran out of time). The kernels read the clock before every iteration and in
+        the long loops of an expansion, which past the limit stop refining bounds.
     max_branches : optional cap on stored branches (status ``"node_limit"`` when reached).
     progress : reports the search and stops it on Ctrl-C (status ``"interrupted"``, best tree and
         proven bound so far); see :mod:`exactree.progress`.
@@ -295,7 +444,13 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         trees late on wide numeric data, where a depth-limited optimum comes fast). Asked at
         that fixed point, not after some time, so the tree does not depend on the machine's
         speed (unless ``incumbent`` does). Speed and anytime quality, not the objective.
-    memory_limit : MiB the search state may take (status ``"memory_limit"`` when reached).
+    memory_limit : MiB the solve may take beyond its inputs: the literal bitsets and the
+        kernels' buffers (see :func:`memory_need`), estimated before they are allocated
+        (:class:`~exactree.limits.MemoryLimitError` when they and the least search state do
+        not fit), and the search state, which gets the rest (status ``"memory_limit"`` when
+        it is full).
+    memory_ways_out : the ways out named by that error (default: a larger ``memory_limit``,
+        fewer rows or features).
     feature_map : how solver features map to the original columns (default: solver feature
         ``f`` is categorical column ``f``).
     child_rule : which incomplete child the selection descends into (see ``_kernels.run``).
@@ -366,23 +521,30 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     The objective, bounds and ``stats`` (``iterations``, ``expansions``, ``branches``, ...) are
     reported in the returned :class:`~exactree.solvers.result.SolveResult`.
     """
-    Z = np.asarray(Z)
-    if Z.dtype.kind not in "biu":
-        Z = Z.astype(np.int64)
+    start_time = time.perf_counter()
     card = np.array(card, dtype=np.int64)
     y = np.array(y, dtype=np.int64)
     w = np.array(w, dtype=np.float64)
-    n, q = Z.shape
     if not 0.0 <= penalty <= 1.0:
         raise ValueError(f"penalty must be in [0, 1], got {penalty!r}")
-    if card.shape != (q,) or np.any(card < 1):
-        raise ValueError("card must give a positive category count for every column of Z")
-    if n and q and (Z.min() < 0 or np.any(Z.max(axis=0) >= card)):
-        raise ValueError("Z holds a code outside 0..card-1")
-    # Writable C-contiguous arrays (read-only inputs would make Numba compile again). Z, the
-    # largest, is never written (copied only when it must be) and held in bytes: a quarter of
-    # the memory, and of the memory traffic, of int32 (see code_dtype).
-    Z = np.require(Z, code_dtype(card), ["C_CONTIGUOUS", "WRITEABLE"])
+    codes = isinstance(Z, Codes)
+    if not codes:
+        Z = np.asarray(Z)
+        if Z.ndim != 2:
+            raise ValueError("Z must be a matrix of codes (rows x features) or Codes")
+        n, q = Z.shape
+        if card.shape != (q,) or np.any(card < 1):
+            raise ValueError("card must give a positive category count for every column of Z")
+        if n and q and (Z.min() < 0 or np.any(Z.max(axis=0) >= card)):
+            raise ValueError("Z holds a code outside 0..card-1")
+    # Writable C-contiguous arrays (read-only inputs would make Numba compile again); the
+    # values, never written, are copied only when they must be, and held in bytes where they
+    # fit: a quarter of the memory, and of the memory traffic, of int32.
+    Z = _pair(Z)
+    V, zmap = Z
+    n, q = V.shape[0], zmap.shape[1]
+    if codes:
+        _check_codes(V, zmap, card)
     if y.shape != (n,) or w.shape != (n,):
         raise ValueError(f"y and w need one entry per row of Z ({n})")
     if n and (y.min() < 0 or y.max() >= n_classes):
@@ -391,39 +553,58 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
         raise ValueError("w must be finite, non-negative and not all zero")
     if feature_map is None:
         feature_map = FeatureMap(np.arange(q), np.full(q, np.nan), q)
-    start_time = time.perf_counter()
-
+    # Memory: what the search holds besides its state (the literal bitsets and the kernels'
+    # buffers, about their size again), estimated before any of it is allocated; the state
+    # gets the rest of memory_limit.
+    G = int(card.sum())
+    fixed, state0, state_min = memory_need(n, q, G, V.shape[1], n_classes, V.itemsize,
+                                           int(card.max()) if q else 1, bool(depth2),
+                                           bool(dedup))
+    budget = int(memory_limit) << 20
+    check_memory(fixed + state_min, budget, f"BRANCHES on {n} rows and {q} solver features "
+                 f"({G} literals)", memory_ways_out or ("a larger memory_limit", "fewer rows",
+                                                        "fewer features"))
+    deadline = np.inf if time_limit is None else start_time + float(time_limit)
     total = float(w.sum())
     lam_w = penalty * total
     tol = 1e-9 * max(total, 1.0)
     weighted = bool(np.any(w != w[0]))
     w0 = float(w[0])
-    lit_off, lit_feat, lit_bits = _literals(Z, card)
-    G = int(lit_off[-1])
-    n_words = lit_bits.shape[1]
-    cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
-    allmask = _bits(np.ones((1, n), bool), n_words)[0]
-    # Equivalent points: rows outvoted within their group of identical feature vectors are
-    # misclassified by every tree (GOSDT's equivalent-points bound).
-    if n:
-        group = _row_groups(Z, card)
-        gw = np.zeros((group.max() + 1, n_classes))
-        np.add.at(gw, (group, y), w)
-        minority = y != np.argmax(gw, axis=1)[group]
-    else:
-        minority = np.zeros(0, bool)
-    mis_bits = _bits(minority[None, :], n_words)[0]
-    eq_root = float(w[minority].sum())
-    nxt, prv = _chains(lit_bits, lit_off, card, feature_map) if ordered and depth2 else (
-        np.full(q, -1, np.int64), np.full(q, -1, np.int64))
-    n_nested = _nested(Z, card, nxt, prv, lit_bits) if nested and depth2 and n else 0
+    try:
+        lit_off, lit_feat, lit_bits = _literals(Z, card, deadline=deadline)
+        G = int(lit_off[-1])
+        n_words = lit_bits.shape[1]
+        cls_bits = _bits(y[None, :] == np.arange(n_classes)[:, None], n_words)
+        allmask = _bits(np.ones((1, n), bool), n_words)[0]
+        # Equivalent points: rows outvoted within their group of identical feature vectors are
+        # misclassified by every tree (GOSDT's equivalent-points bound).
+        if n:
+            group = _row_groups(Z, card)
+            gw = np.zeros((group.max() + 1, n_classes))
+            np.add.at(gw, (group, y), w)
+            minority = y != np.argmax(gw, axis=1)[group]
+            del group, gw
+        else:
+            minority = np.zeros(0, bool)
+        _in_time(deadline)
+        mis_bits = _bits(minority[None, :], n_words)[0]
+        eq_root = float(w[minority].sum())
+        nxt, prv = _chains(lit_bits, lit_off, card, feature_map) if ordered and depth2 else (
+            np.full(q, -1, np.int64), np.full(q, -1, np.int64))
+        n_nested = _nested(Z, card, nxt, prv, lit_bits) if nested and depth2 and n else 0
+        _in_time(deadline)
+    except _OutOfTime:  # the set-up ran past the time limit: the root leaf, nothing proven
+        return _leaf_only(y, w, n_classes, feature_map, q, start_time)
     rng = np.random.default_rng(_SEED)
     zob = rng.integers(1, np.iinfo(np.int64).max, size=G, dtype=np.int64).astype(np.uint64)
     zob |= rng.integers(0, 2, size=G).astype(np.uint64) << np.uint64(63)
 
     # each branch's classes of features (see _kernels: nd_c), kept when they take few words
-    st = _State(n_classes, 1024 + 4 * G, 4096 + 8 * G, 256 + 4 * q, 1024 + 4 * G,
-                (q + 63) // 64 if dedup and q <= 256 else 0)
+    n_class_words = (q + 63) // 64 if dedup and q <= 256 else 0
+    small = fixed + state0 > budget  # the least state that runs, where the usual does not fit
+    st = _State(n_classes, G + 1025 if small else 1024 + 4 * G,
+                3 * G + 4096 if small else 4096 + 8 * G, 256 + 4 * q,
+                G + 1025 if small else 1024 + 4 * G, n_class_words)
     counts = np.bincount(y, weights=w, minlength=n_classes)
     leaf = float(counts.sum() - counts.max())
     st.nd_i[0] = (0, 0, -1, 0, 0, 0)
@@ -440,51 +621,47 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
     st.ctr[K.C_NODES] = 1
 
     max_nodes = 0 if max_branches is None else int(max_branches)
-    deadline = None if time_limit is None else start_time + float(time_limit)
-    # Kernel calls of ~50 ms when they must stop in time, report or ask for an incumbent; one
-    # call otherwise.
-    chunked = deadline is not None or progress is not None or incumbent is not None
+    # One kernel call until the root is expanded (the incumbent is asked for there), then one
+    # to the end; each stops at the deadline (read before every iteration and in the long
+    # loops of an expansion), at Ctrl-C (through the board) or to grow the state.
+    board = new_board(deadline)
     given = None  # (tree, cost) from `incumbent`, while the root's incumbent
-    chunk = 1 if chunked else 1 << 60  # one iteration first: on wide data one can take seconds
+    chunk = 1 if incumbent is not None else 1 << 60
     out_of_memory = interrupted = False
-    with progress.deferred_interrupts() if progress is not None else contextlib.nullcontext():
-        while True:
-            t0 = time.perf_counter()
-            it0 = int(st.ctr[K.C_ITERS])
-            code = K.run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z,
-                         y, w, weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk,
-                         max_nodes, int(lookahead), bool(similar_support), int(depth2),
-                         bool(dedup), bool(memo_rows), bool(split_budget), nxt, prv,
-                         bool(chain_similar), bool(refresh), bool(refine_kept), *st.arrays())
-            if code == K.DONE or code == K.NODE_LIMIT:
-                break
-            if code == K.GROW and not st.grow(G, q, memory_limit << 20):
+    code = K.BUDGET
+    while True:
+        args = (lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w,
+                weighted, w0, lam_w, tol, md, child_rule, keep_actions, chunk, max_nodes,
+                int(lookahead), bool(similar_support), int(depth2), bool(dedup),
+                bool(memo_rows), bool(split_budget), nxt, prv, bool(chain_similar),
+                bool(refresh), bool(refine_kept), *st.arrays(), board)
+        code = (K.run(*args) if progress is None else
+                progress.run(K.run, board, *args, scale=1.0 / total))
+        if code == K.DONE or code == K.NODE_LIMIT:
+            break
+        if progress is not None and progress.interrupted:
+            interrupted = True
+            break
+        if code == K.GROW:
+            if not st.grow(G, q, budget - fixed):
                 out_of_memory = True
                 break
-            if progress is not None:
-                progress.update(nodes=st.ctr[K.C_ITERS], best=st.nd_f[0, K.UB] / total,
-                                lower=st.nd_f[0, K.LB] / total)
-                progress.check()
-                if progress.interrupted:
-                    interrupted = True
-                    break
-            now = time.perf_counter()
-            if deadline is not None and now >= deadline:
-                break
-            if incumbent is not None and st.nd_i[0, K.FLG] & K.EXPANDED:
+            continue
+        now = time.perf_counter()
+        if now >= deadline:
+            break
+        if incumbent is not None and st.nd_i[0, K.FLG] & K.EXPANDED:
+            with (progress.deferred_interrupts() if progress is not None
+                  else contextlib.nullcontext()):
                 given = _ask(incumbent, st, total, tol,
-                             None if deadline is None else deadline - now, max_depth)
-                incumbent = None
-                chunked = deadline is not None or progress is not None
-                chunk = chunk if chunked else 1 << 60
-                if st.nd_i[0, K.FLG] & K.COMPLETE:
-                    break
-                now = time.perf_counter()
-            done = int(st.ctr[K.C_ITERS]) - it0
-            if chunked and done:  # aim at ~20 calls a second, never past the deadline by much
-                per_it = (now - t0) / done
-                left = 0.05 if deadline is None else min(0.05, deadline - now)
-                chunk = int(max(1, left / max(per_it, 1e-7)))
+                             None if time_limit is None else deadline - now, max_depth)
+            incumbent = None
+            chunk = 1 << 60
+            if progress is not None and progress.interrupted:
+                interrupted = True
+                break
+            if st.nd_i[0, K.FLG] & K.COMPLETE:
+                break
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     # a proven tree cannot improve; one cut short can, in the time left (none past time_limit)
     settle_by = (-np.inf if proven or interrupted else np.inf if deadline is None
@@ -560,12 +737,12 @@ class _Depth2:
 
     def __init__(self, Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
                  n_classes, lam_w, tol, max_depth, dedup, nxt, prv, chain_similar):
-        n, q = Z.shape
+        n, q = Z[0].shape[0], Z[1].shape[1]
         self.args = (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card,
                      n_classes, lam_w, tol, max_depth, dedup)
         self.n_words = lit_bits.shape[1]
         self.ws = workspace(n, self.n_words, q, int(lit_off[-1]), n_classes,
-                            int(card.max()) if q else 1)
+                            int(card.max()) if q else 1, new_board())
         set_chains(self.ws, nxt, prv, chain_similar)
 
     def __call__(self, rows: np.ndarray, used: set, target: float,
@@ -576,7 +753,7 @@ class _Depth2:
         ``target`` (inf: the best stump or leaf), in the kernels' order."""
         (Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, lit_off, card, K, lam_w, tol, md,
          dedup) = self.args
-        q = Z.shape[1]
+        q = Z[1].shape[1]
         UF = np.array([f for f in range(q) if f not in used] + [0], np.int64)
         S = _bits(rows[None, :], self.n_words)[0]
         nzw = np.arange(self.n_words, dtype=np.int64)
@@ -602,7 +779,7 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
     few pair rows give: finding the best can take every feature's (17 s over 13k
     thresholds). Returns the tree and its cost (in weight units)."""
     n = len(y)
-    q = Z.shape[1]
+    q = Z[1].shape[1]
     lit_feat = np.repeat(np.arange(q), card)
     depth2 = _Depth2(Z, y, w, weighted, w0, lit_bits, cls_bits, mis_bits, card, lit_off,
                      n_classes, lam_w, tol, max_depth, dedup, nxt, prv, chain_similar)
@@ -643,11 +820,12 @@ def _extract(st: _State, zob: np.ndarray, Z: np.ndarray, y: np.ndarray, w: np.nd
         else:
             n_splits += 1
             kids = []
+            codes_f = _feature_codes(Z, f)
             for j in range(int(card[f])):
                 g = int(lit_off[f]) + j
                 kids.append(len(entries))
                 kf = None if kid_forced is None else kid_forced[j]
-                entries.append([tuple(sorted(lits + (g,))), rows & (Z[:, f] == j), label, kf])
+                entries.append([tuple(sorted(lits + (g,))), rows & (codes_f == j), label, kf])
                 info.append(None)
             info[i] = (counts, label, f, kids)
         i += 1
