@@ -1173,7 +1173,7 @@ def _least_action(l, nd_i, ac_f):
     return best, minq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the progress lines' thread runs while it does
 def run(lit_bits, cls_bits, mis_bits, allmask, lit_off, lit_feat, card, zob, Z, y, w, weighted,
         w0, lam_w, tol, max_depth, child_rule, keep, max_iter, max_nodes, lookahead, similar,
         depth2, dedup, memo_rows, budget, nxt, prv, chain_back, refresh, refine_kept, nd_i, nd_f,
