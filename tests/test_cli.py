@@ -444,7 +444,8 @@ def test_ctrl_c_during_a_fit_exits_130(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in child.stderr:
-            if line.startswith("[exactree] OptimalTreeClassifier:"):  # a line while searching
+            if line.startswith("[exactree] OptimalTreeClassifier:") and "nodes " in line:
+                # (a line while searching: not the first line, which names the search)
                 child.send_signal(signal.SIGINT)
                 break
         else:

@@ -145,38 +145,10 @@ def row_hashes(keys):
 
 
 @njit(cache=True, nogil=True)
-def first_of_equal_rows(keys, order, hashes):
-    """``keep[r]`` False for a row equal to an earlier row (``order``: a stable argsort of
-    ``hashes``, so equal keys are adjacent within a run of equal hashes, indices ascending)."""
-    n = keys.shape[0]
-    keep = np.ones(n, np.bool_)
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and hashes[order[j]] == hashes[order[i]]:
-            j += 1
-        for a in range(i + 1, j):
-            ra = order[a]
-            for b in range(i, a):
-                rb = order[b]
-                if not keep[rb]:
-                    continue
-                same = True
-                for c in range(keys.shape[1]):
-                    if keys[ra, c] != keys[rb, c]:
-                        same = False
-                        break
-                if same:
-                    keep[ra] = False
-                    break
-        i = j
-    return keep
-
-
-@njit(cache=True, nogil=True)
 def first_equal_row(keys, order, hashes):
     """``rep[r]``: the first row equal to row ``r`` (``r`` itself for a first occurrence), with
-    ``order`` a stable argsort of ``hashes`` as in :func:`first_of_equal_rows`."""
+    ``order`` a stable argsort of ``hashes`` (so that equal keys are adjacent within a run of
+    equal hashes, indices ascending)."""
     n = keys.shape[0]
     rep = np.arange(n)
     i = 0

@@ -390,7 +390,7 @@ def _first_rows(keys: np.ndarray) -> np.ndarray:
     keys = np.ascontiguousarray(keys, np.int64)
     hashes = gen.row_hashes(keys)
     order = np.argsort(hashes, kind="stable").astype(np.int64)
-    return gen.first_of_equal_rows(keys, order, hashes)
+    return gen.first_equal_row(keys, order, hashes) == np.arange(len(keys))
 
 
 def _dedup(rs: RuleSet) -> RuleSet:
