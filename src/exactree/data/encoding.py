@@ -54,12 +54,6 @@ def _is_dataframe(X: Any) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
 
 
-def _dtype_dates_error(name: str) -> ValueError:
-    """A column of a datetime, period or timedelta dtype: refused, with no way to keep it as
-    categories (text dates can be, see :func:`~exactree.data.columns.dates_error`)."""
-    return dates_error(name, opt_in=None)
-
-
 def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
     """Split input into per-column arrays, names and 'holds non-numbers' flags."""
     if _is_dataframe(X):
@@ -67,7 +61,7 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
 
         for name, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "") in "mM" or str(dtype).startswith(("datetime", "period")):
-                raise _dtype_dates_error(str(name))
+                raise dates_error(str(name), opt_in=None)  # (no way to keep a dtype's dates)
         cats = [not is_numeric_dtype(dtype) for dtype in X.dtypes]
         arrays = [X.iloc[:, j].to_numpy(dtype=object) if cat else _numeric_column(X.iloc[:, j])
                   for j, cat in enumerate(cats)]
@@ -77,7 +71,7 @@ def _columns_of(X: Any) -> tuple[list[np.ndarray], list[str], list[bool]]:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     names = [f"x{j}" for j in range(X.shape[1])]
     if X.dtype.kind in "mM":
-        raise _dtype_dates_error("x0")
+        raise dates_error("x0", opt_in=None)
     if X.dtype.kind in "biuf":
         return [X[:, j] for j in range(X.shape[1])], names, [False] * X.shape[1]
     if X.dtype.kind not in "OUS":
@@ -200,7 +194,7 @@ class FeatureEncoder:
                         raise ValueError(f"column {name!r} is categorical and contains missing "
                                          f"values (row {i}); " + CATEGORY_NA)
                 if any(isinstance(v, _TIME_TYPES) for v in listed):
-                    raise _dtype_dates_error(name)
+                    raise dates_error(name, opt_in=None)
                 dtype_cats = getattr(X.dtypes.iloc[j], "categories", None) if _is_dataframe(X) else None
                 distinct = set(listed)
                 if dtype_cats is not None:

@@ -292,6 +292,13 @@ class TreeEstimatorBase(BaseEstimator):
         total = memory_limit_bytes(getattr(self, "memory_limit", None))
         return max(total - sum(a.nbytes for a in held), 0.0) / workers
 
+    def _announce(self, plan: Any) -> None:
+        """Keep the planner's choice (``plan_``, ``search_``) and say it (one line at
+        ``verbose`` >= 1)."""
+        self.plan_ = plan
+        self.search_ = plan.search
+        self._progress.note(f"search {plan.search!r}: {plan.reason}")
+
     def _leaf_result(self, y: np.ndarray, w: np.ndarray, columns: list[Column]) -> SolveResult:
         """The fit when ``time_limit`` ran out before any search: a single leaf (see
         :class:`TreeClassifierBase` and :class:`TreeRegressorBase`), lower bound 0."""

@@ -385,10 +385,11 @@ class DyadicTreeClassifier(TreeClassifierBase):
                 break
             try:
                 self._search_time()
-                p = prepare(X[tr], y[tr], w[tr], K, loss=None if self.loss is None else L,
+                X_tr = X[tr]  # (one copy of the fold's rows)
+                p = prepare(X_tr, y[tr], w[tr], K, loss=None if self.loss is None else L,
                             max_splits=self._k_param(X), compress=self.compress,
                             max_rectangles=self.max_rectangles,
-                            memory_bytes=self._check_prepare(X[tr], K) - problem_bytes,
+                            memory_bytes=self._check_prepare(X_tr, K) - problem_bytes,
                             deadline=self._deadline)
             except TimeLimitReached:
                 break

@@ -19,7 +19,6 @@ from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
 from ..solvers.dp import parallel as dp_parallel
-from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import (MEMORY_LIMIT, OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT,
@@ -267,13 +266,11 @@ class OptimalTreeClassifier(TreeClassifierBase):
             solvers["ordered"] = self._ordered_solver(features, y, w, X, split_cost)
         if "binary" in wanted or "ordered" not in solvers:
             solvers["binary"] = self._binary_solver(X, y, w)
-        self.plan_ = plan
         if "ordered" in solvers:
-            self.plan_ = replace(plan, n_ordered=features.n_features)  # the exact count
+            plan = replace(plan, n_ordered=features.n_features)  # the exact count
         elif plan.search == "ordered":  # (no ordered feature at all: binary it is)
-            self.plan_ = Plan("binary", "no ordered features", n_binary=plan.n_binary)
-        self._progress.note(f"search {self.plan_.search!r}: {self.plan_.reason}")
-        self.search_ = self.plan_.search
+            plan = Plan("binary", "no ordered features", n_binary=plan.n_binary)
+        self._announce(plan)
         return solvers
 
     def _plan(self, X: np.ndarray, w: np.ndarray) -> tuple[Plan, OrderedFeatures | None]:
@@ -286,14 +283,14 @@ class OptimalTreeClassifier(TreeClassifierBase):
             raise ValueError("an objective runs the ordered search: search='binary' does not "
                              "apply")
         m = self.n_binary_features_
+        fits = self.search != "auto" or self._binary_fits(X, w)
+        budgets = (1 << min(self.max_depth, 16)) - 1 if self.cost_complexity > 0 else 1
 
         def plan(n_ordered: int) -> Plan:
-            budgets = (1 << min(self.max_depth, 16)) - 1 if self.cost_complexity > 0 else 1
             return plan_search(ProblemShape(len(X), m, n_ordered, len(self.classes_),
                                             self.max_depth, self.objective is not None, fits,
                                             budgets), self.search)
 
-        fits = self.search != "auto" or self._binary_fits(X, w)
         if self.search != "auto" or m == 0:
             return plan(max(m, 1)), None
         bound = mean_splits_bound(self.binarizer_, X, self._deadline)
@@ -336,7 +333,6 @@ class OptimalTreeClassifier(TreeClassifierBase):
                              split_cost=split_cost, leaf_cost=self.objective)
 
     def _binary_solver(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> DPSolver:
-        self.search_ = "binary"
         # Refused before the boolean matrix is built; the matrix is built in blocks (a
         # deadline, infinite without time_limit), never through a float copy of the rows x
         # binary features.
@@ -367,7 +363,8 @@ class OptimalTreeClassifier(TreeClassifierBase):
         n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
         if getattr(self, "_fit_workers", None) == 1:
             n_jobs = 1  # this fit read n_jobs as one worker already (joblib's config unchanged)
-        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress, **solve_args)
+        sol, self.parallel_ = dp_parallel.solve_dp(solver, n_jobs, progress=self._progress,
+                                                   **solve_args)
         return sol
 
     def _tree(self, solution: DPSolution) -> Tree:

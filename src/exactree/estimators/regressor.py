@@ -176,11 +176,9 @@ class OptimalTreeRegressor(TreeRegressorBase):
             binarizer.ranks.clear()  # rows x columns: not kept in the fitted model
         self.binarizer_ = binarizer
         self.n_binary_features_ = binarizer.n_features_out
-        self.plan_ = plan_search(ProblemShape(len(X), self.n_binary_features_,
-                                              features.n_features if features else 0, 0,
-                                              self.max_depth))
-        self.search_ = self.plan_.search
-        self._progress.note(f"search {self.plan_.search!r}: {self.plan_.reason}")
+        self._announce(plan_search(ProblemShape(len(X), self.n_binary_features_,
+                                                features.n_features if features else 0, 0,
+                                                self.max_depth)))
         techniques = dict(self.techniques or {})
         unknown = [name for name in techniques if name not in TECHNIQUES]
         if unknown:

@@ -664,8 +664,7 @@ def solve(Z: np.ndarray, card: np.ndarray, y: np.ndarray, w: np.ndarray, n_class
                 break
     proven = bool(st.nd_i[0, K.FLG] & K.COMPLETE)
     # a proven tree cannot improve; one cut short can, in the time left (none past time_limit)
-    settle_by = (-np.inf if proven or interrupted else np.inf if deadline is None
-                 else deadline)
+    settle_by = -np.inf if proven or interrupted else deadline  # (np.inf without a limit)
     if st.nd_i[0, K.UBA] == K.UBA_GIVEN:
         tree, cost = given
     else:
