@@ -19,6 +19,7 @@ from ..solvers.dp.convert import to_tree
 from ..solvers.dp.ordered import TECHNIQUES as ORDERED_TECHNIQUES
 from ..solvers.dp.ordered import OrderedSolver
 from ..solvers.dp import parallel as dp_parallel
+from ..solvers.dp.parallel import solve_dp
 from ..solvers.dp.solver import TECHNIQUES as BINARY_TECHNIQUES
 from ..solvers.dp.solver import DPSolution, DPSolver, check_problem_size
 from ..solvers.result import (MEMORY_LIMIT, OPTIMAL, OPTIMAL_ON_BINARIZED, TIME_LIMIT,
@@ -363,8 +364,7 @@ class OptimalTreeClassifier(TreeClassifierBase):
         n_jobs = 1 if self.objective is not None else self.n_jobs  # the compiled cost stays here
         if getattr(self, "_fit_workers", None) == 1:
             n_jobs = 1  # this fit read n_jobs as one worker already (joblib's config unchanged)
-        sol, self.parallel_ = dp_parallel.solve_dp(solver, n_jobs, progress=self._progress,
-                                                   **solve_args)
+        sol, self.parallel_ = solve_dp(solver, n_jobs, progress=self._progress, **solve_args)
         return sol
 
     def _tree(self, solution: DPSolution) -> Tree:
